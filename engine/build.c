@@ -1,0 +1,140 @@
+/* build.c: binding nodes to op descriptors and graph inputs to concrete shapes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/op.h"
+#include "engine_internal.h"
+#include "status.h"
+
+static bool attr_allowed(const op_desc *op, const char *name) {
+  for (const char *const *a = op->attrs; a && *a; a++)
+    if (strcmp(*a, name) == 0) return true;
+  return false;
+}
+
+/* Finds each node's descriptor, checks arity and attribute names, parses. */
+infer_status build_bind_ops(graph *g) {
+  char d[256];
+  for (int i = 0; i < g->n_nodes; i++) {
+    node *n = &g->nodes[i];
+    bool known = false;
+    const op_desc *op = op_registry_find(n->domain, n->op_type, n->opset, &known);
+    node_describe(g, i, d, sizeof d);
+    if (!op)
+      return infer_fail(INFER_ERR_UNSUPPORTED, "%s: %s", d,
+                        known ? "this opset version of the op is not supported"
+                              : "the op is not supported");
+    /* trailing omitted optional inputs/outputs do not count */
+    int nin = n->n_inputs, nout = n->n_outputs;
+    while (nin > 0 && n->inputs[nin - 1] < 0) nin--;
+    while (nout > 0 && n->outputs[nout - 1] < 0) nout--;
+    if (nin < op->min_inputs || nin > op->max_inputs)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "%s has %d inputs; %s takes %d to %d", d, nin,
+                        op->name, op->min_inputs, op->max_inputs);
+    if (nout < op->min_outputs || nout > op->max_outputs)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "%s has %d outputs; %s gives %d to %d", d, nout,
+                        op->name, op->min_outputs, op->max_outputs);
+    for (int k = 0; k < op->min_inputs; k++)
+      if (n->inputs[k] < 0)
+        return infer_fail(INFER_ERR_INVALID_MODEL, "%s: required input %d is missing", d, k);
+    for (int a = 0; a < n->n_attrs; a++)
+      if (!attr_allowed(op, n->attrs[a].name))
+        return infer_fail(INFER_ERR_UNSUPPORTED, "%s: attribute '%s' is not supported", d,
+                          n->attrs[a].name);
+    n->n_inputs = nin;
+    n->n_outputs = nout;
+    n->op = op;
+    if (op->parse) {
+      infer_status s = op->parse(n, &n->params);
+      if (s != INFER_OK) return infer_fail_prefix(s, "%s", d);
+    }
+  }
+  return INFER_OK;
+}
+
+static const input_shape *find_shape(const struct infer_options *o, const char *name,
+                                     int index) {
+  for (int i = 0; i < o->n_shapes; i++)
+    if (o->shapes[i].name && strcmp(o->shapes[i].name, name) == 0) return &o->shapes[i];
+  for (int i = 0; i < o->n_shapes; i++)
+    if (!o->shapes[i].name && o->shapes[i].index == index) return &o->shapes[i];
+  return NULL;
+}
+
+/* Gives every graph input a concrete shape from the options. */
+infer_status build_bind_inputs(graph *g, const struct infer_options *o) {
+  char a[128], b[128];
+  for (int i = 0; i < o->n_shapes; i++) {
+    if (!o->shapes[i].name) {
+      if (o->shapes[i].index >= g->n_inputs)
+        return infer_fail(INFER_ERR_INVALID_ARGUMENT, "a shape was given for input %d, but the "
+                          "model has %d inputs", o->shapes[i].index, g->n_inputs);
+      continue;
+    }
+    int v = graph_find_value(g, o->shapes[i].name);
+    if (v < 0 || g->values[v].kind != VALUE_INPUT)
+      return infer_fail(INFER_ERR_INVALID_ARGUMENT, "a shape was given for '%s', which is not "
+                        "an input of the model", o->shapes[i].name);
+  }
+  for (int i = 0; i < g->n_inputs; i++) {
+    value *v = &g->values[g->inputs[i]];
+    const input_shape *s = find_shape(o, v->name, i);
+    if (s) {
+      if (s->rank != v->t.rank)
+        return infer_fail(INFER_ERR_INVALID_ARGUMENT,
+                          "input '%s' has rank %d (shape %s) but the given shape %s has rank %d",
+                          v->name, v->t.rank, dims_format(v->t.rank, v->t.dims, a, sizeof a),
+                          dims_format(s->rank, s->dims, b, sizeof b), s->rank);
+      for (int k = 0; k < s->rank; k++) {
+        if (s->dims[k] < 0) continue;
+        if (v->t.dims[k] >= 0 && v->t.dims[k] != s->dims[k])
+          return infer_fail(INFER_ERR_INVALID_ARGUMENT,
+                            "input '%s': the model fixes dim %d to %lld, the given shape says "
+                            "%lld", v->name, k, (long long)v->t.dims[k], (long long)s->dims[k]);
+        v->t.dims[k] = s->dims[k];
+      }
+    }
+    if (o->batch > 0 && v->t.rank > 0 && v->t.dims[0] < 0) v->t.dims[0] = o->batch;
+    for (int k = 0; k < v->t.rank; k++)
+      if (v->t.dims[k] < 0) {
+        const char *sym = v->dim_params && v->dim_params[k] ? v->dim_params[k] : "?";
+        return infer_fail(INFER_ERR_INVALID_ARGUMENT,
+                          "input '%s' dim %d ('%s') is not fixed: give its shape (--shape "
+                          "%s=...) or a batch size (--batch N)", v->name, k, sym, v->name);
+      }
+    if (tensor_nbytes(&v->t) < 0)
+      return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input '%s': shape %s is too large", v->name,
+                        dims_format(v->t.rank, v->t.dims, a, sizeof a));
+    v->shape_known = true;
+  }
+  return INFER_OK;
+}
+
+int graph_live_nodes(const graph *g) {
+  int n = 0;
+  for (int i = 0; i < g->n_nodes; i++) n += !g->nodes[i].removed;
+  return n;
+}
+
+int pass_remove_dead(graph *g) {
+  bool *needed = calloc((size_t)g->n_values + 1, sizeof(bool));
+  if (!needed) return 0;
+  for (int o = 0; o < g->n_outputs; o++) needed[g->outputs[o]] = true;
+  int removed = 0;
+  for (int i = g->n_nodes - 1; i >= 0; i--) {
+    node *n = &g->nodes[i];
+    if (n->removed) continue;
+    bool used = false;
+    for (int k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0 && needed[n->outputs[k]]) used = true;
+    if (!used) {
+      n->removed = true;
+      removed++;
+      continue;
+    }
+    for (int k = 0; k < n->n_inputs; k++)
+      if (n->inputs[k] >= 0) needed[n->inputs[k]] = true;
+  }
+  free(needed);
+  return removed;
+}

@@ -1,0 +1,241 @@
+/* context.c: per-thread execution state and the CPU run loop.
+ *
+ * A context owns one arena laid out by the planner, one workspace sized to the
+ * largest need, and a tensor table mapping every value to its bytes. Static
+ * graphs allocate nothing during a run. Graphs whose shapes depend on run-time
+ * data (e.g. a Reshape whose shape is a graph input) re-infer those nodes at run
+ * time and take their buffers from the heap; that memory is released at the
+ * next run. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/op.h"
+#include "engine_internal.h"
+#include "status.h"
+#ifdef INFER_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
+
+struct infer_context {
+  infer_engine *e;
+  uint8_t *arena;
+  void *ws;
+  int64_t ws_bytes;
+  tensor *vals; /* per value */
+  bool *input_set;
+  const tensor **in;
+  tensor **out;
+  /* heap blocks of the last dynamic run */
+  void **dyn;
+  int n_dyn, cap_dyn;
+  struct cuda_context *cuda; /* set when the engine runs on the GPU */
+  bool ran;                  /* a run succeeded (GPU outputs are valid) */
+};
+
+static void dyn_free(infer_context *c) {
+  for (int i = 0; i < c->n_dyn; i++) free(c->dyn[i]);
+  c->n_dyn = 0;
+}
+
+static void *dyn_alloc(infer_context *c, int64_t bytes) {
+  if (c->n_dyn == c->cap_dyn) {
+    int cap = c->cap_dyn ? c->cap_dyn * 2 : 64;
+    void **grown = realloc(c->dyn, sizeof(void *) * (size_t)cap);
+    if (!grown) return NULL;
+    c->dyn = grown;
+    c->cap_dyn = cap;
+  }
+  void *p = malloc(bytes > 0 ? (size_t)bytes : 1);
+  if (p) c->dyn[c->n_dyn++] = p;
+  return p;
+}
+
+/* Gathers node n's tensors from the table. */
+static void gather(infer_context *c, const node *n) {
+  for (int k = 0; k < n->n_inputs; k++) c->in[k] = n->inputs[k] >= 0 ? &c->vals[n->inputs[k]] : NULL;
+  for (int k = 0; k < n->n_outputs; k++) c->out[k] = n->outputs[k] >= 0 ? &c->vals[n->outputs[k]] : NULL;
+}
+
+infer_status infer_context_create(infer_engine *e, infer_context **out) {
+  if (!e || !out) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_context_create: NULL argument");
+  *out = NULL;
+  const graph *g = e->g;
+  infer_context *c = calloc(1, sizeof *c);
+  if (!c) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  c->e = e;
+#ifdef INFER_HAVE_CUDA
+  if (e->cuda) {
+    c->input_set = calloc((size_t)g->n_inputs + 1, sizeof(bool));
+    infer_status st = c->input_set ? cuda_context_create(e, &c->cuda)
+                                   : infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+    if (st != INFER_OK) {
+      infer_context_release(c);
+      return st;
+    }
+    *out = c;
+    return INFER_OK;
+  }
+#endif
+  int io = 1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i].n_inputs > io) io = g->nodes[i].n_inputs;
+    if (g->nodes[i].n_outputs > io) io = g->nodes[i].n_outputs;
+  }
+  c->vals = calloc((size_t)g->n_values + 1, sizeof(tensor));
+  c->input_set = calloc((size_t)g->n_inputs + 1, sizeof(bool));
+  c->in = calloc((size_t)io, sizeof *c->in);
+  c->out = calloc((size_t)io, sizeof *c->out);
+  c->arena = malloc(e->mem.arena_bytes > 0 ? (size_t)e->mem.arena_bytes : 1);
+  if (!c->vals || !c->input_set || !c->in || !c->out || !c->arena) {
+    infer_context_release(c);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate a context (arena %lld bytes)",
+                      (long long)e->mem.arena_bytes);
+  }
+  for (int v = 0; v < g->n_values; v++) {
+    c->vals[v] = g->values[v].t;
+    if (g->values[v].kind != VALUE_CONSTANT)
+      c->vals[v].data = e->buffer_of[v] >= 0 ? c->arena + e->mem.offsets[e->buffer_of[v]] : NULL;
+  }
+  /* one workspace for the largest static need */
+  for (int s = 0; s < e->n_steps; s++) {
+    const node *n = &g->nodes[e->steps[s]];
+    if (!n->op->workspace) continue;
+    gather(c, n);
+    bool static_shapes = true;
+    for (int k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) static_shapes = false;
+    for (int k = 0; k < n->n_inputs; k++)
+      if (n->inputs[k] >= 0 && !g->values[n->inputs[k]].shape_known) static_shapes = false;
+    if (!static_shapes) continue;
+    int64_t w = n->op->workspace(n, n->params, c->in, c->out);
+    if (w > c->ws_bytes) c->ws_bytes = w;
+  }
+  if (c->ws_bytes > 0 && !(c->ws = malloc((size_t)c->ws_bytes))) {
+    infer_context_release(c);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate a %lld-byte workspace",
+                      (long long)c->ws_bytes);
+  }
+  *out = c;
+  return INFER_OK;
+}
+
+void infer_context_release(infer_context *c) {
+  if (!c) return;
+#ifdef INFER_HAVE_CUDA
+  cuda_context_release(c->cuda);
+#endif
+  dyn_free(c);
+  free(c->dyn);
+  free(c->arena);
+  free(c->ws);
+  free(c->vals);
+  free(c->input_set);
+  free(c->in);
+  free(c->out);
+  free(c);
+}
+
+infer_status infer_context_set_input(infer_context *c, int index, const infer_tensor *t) {
+  if (!c || !t) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_context_set_input: NULL argument");
+  const graph *g = c->e->g;
+  if (index < 0 || index >= g->n_inputs)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input index %d out of range (the model has %d)",
+                      index, g->n_inputs);
+  const value *v = &g->values[g->inputs[index]];
+  char a[128], b[128];
+  if (t->dtype != v->t.dtype)
+    return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s': expected dtype %s, got %s", v->name,
+                      infer_dtype_name(v->t.dtype), infer_dtype_name(t->dtype));
+  if (t->rank < 0 || t->rank > INFER_MAX_RANK || !dims_equal(t->rank, t->dims, v->t.rank, v->t.dims))
+    return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s': expected shape %s, got %s", v->name,
+                      dims_format(v->t.rank, v->t.dims, a, sizeof a),
+                      t->rank >= 0 && t->rank <= INFER_MAX_RANK ? dims_format(t->rank, t->dims, b, sizeof b) : "(bad rank)");
+  int64_t nb = tensor_nbytes(t);
+  if (nb > 0 && !t->data)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input '%s': data is NULL", v->name);
+#ifdef INFER_HAVE_CUDA
+  if (c->cuda) {
+    TRY(cuda_context_set_input(c->cuda, index, t->data, nb));
+    c->input_set[index] = true;
+    return INFER_OK;
+  }
+#endif
+  if (nb > 0) memcpy(c->vals[g->inputs[index]].data, t->data, (size_t)nb);
+  c->input_set[index] = true;
+  return INFER_OK;
+}
+
+/* Re-infers a node whose shapes were not known at build and gives its outputs
+ * heap buffers. */
+static infer_status run_dynamic_prepare(infer_context *c, const node *n, void **ws) {
+  for (int k = 0; k < n->n_outputs; k++)
+    if (c->out[k]) memset(c->out[k], 0, sizeof(tensor));
+  TRY(n->op->infer(n, n->params, c->in, c->out));
+  for (int k = 0; k < n->n_outputs; k++) {
+    if (!c->out[k]) continue;
+    int64_t nb = tensor_nbytes(c->out[k]);
+    if (nb < 0) return infer_fail(INFER_ERR_RUNTIME, "output %d is too large", k);
+    if (!(c->out[k]->data = dyn_alloc(c, nb)))
+      return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes", (long long)nb);
+  }
+  int64_t w = n->op->workspace ? n->op->workspace(n, n->params, c->in, c->out) : 0;
+  if (w < 0) return infer_fail(INFER_ERR_RUNTIME, "workspace size overflows");
+  if (w > c->ws_bytes) {
+    if (!(*ws = dyn_alloc(c, w)))
+      return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes", (long long)w);
+  }
+  return INFER_OK;
+}
+
+infer_status infer_context_run(infer_context *c) {
+  if (!c) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_context_run: NULL context");
+  const infer_engine *e = c->e;
+  const graph *g = e->g;
+  c->ran = false; /* outputs of a failed run must never be read */
+  for (int i = 0; i < g->n_inputs; i++)
+    if (!c->input_set[i])
+      return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s' was not set",
+                        g->values[g->inputs[i]].name);
+#ifdef INFER_HAVE_CUDA
+  if (c->cuda) {
+    TRY(cuda_context_run(c->cuda));
+    c->ran = true;
+    return INFER_OK;
+  }
+#endif
+  dyn_free(c);
+  char d[256];
+  for (int s = 0; s < e->n_steps; s++) {
+    const node *n = &g->nodes[e->steps[s]];
+    gather(c, n);
+    void *ws = c->ws;
+    bool dynamic = false;
+    for (int k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) dynamic = true;
+    infer_status st = dynamic ? run_dynamic_prepare(c, n, &ws) : INFER_OK;
+    if (st == INFER_OK) st = n->op->run(n, n->params, c->in, c->out, ws);
+    if (st != INFER_OK) return infer_fail_prefix(st, "%s", node_describe(g, e->steps[s], d, sizeof d));
+  }
+  c->ran = true;
+  return INFER_OK;
+}
+
+infer_status infer_context_get_output(infer_context *c, int index, infer_tensor *out) {
+  if (!c || !out) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_context_get_output: NULL argument");
+  const graph *g = c->e->g;
+  if (index < 0 || index >= g->n_outputs)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "output index %d out of range (the model has %d)",
+                      index, g->n_outputs);
+  if (!c->ran)
+    return infer_fail(INFER_ERR_RUNTIME, "output '%s' is not available: no successful run",
+                      g->values[g->outputs[index]].name);
+#ifdef INFER_HAVE_CUDA
+  if (c->cuda) {
+    *out = g->values[g->outputs[index]].t;
+    out->data = cuda_context_output(c->cuda, index);
+    return INFER_OK;
+  }
+#endif
+  *out = c->vals[g->outputs[index]];
+  return INFER_OK;
+}

@@ -1,0 +1,255 @@
+/* cuda_context.c: the run half of the CUDA backend. A context owns one stream with
+ * its library handles, the device arena and workspace, and pinned host staging.
+ * A run is: H2D of the inputs, boundary casts into the run precision, every step
+ * enqueued, casts back, D2H of the outputs, and one synchronize. The enqueued
+ * sequence is captured once into a CUDA graph and replayed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kernels/cast.h"
+#include "cuda_internal.h"
+
+struct cuda_context {
+  infer_engine *e;
+  cuda_engine *ce;
+  cuda_exec x;
+  void *arena;
+  void *cublas_ws;
+  tensor *vals; /* per value, device addresses, storage dtypes */
+  const tensor **in;
+  tensor **out;
+  int n_in, n_out;
+  void **in_host, **out_host;  /* pinned, model dtypes */
+  void **in_dev, **out_dev;    /* device, model dtypes, when the storage differs */
+  int64_t *in_bytes, *out_bytes;
+  cudaGraph_t graph;
+  cudaGraphExec_t graph_exec;
+  bool use_graph, sync_each_op;
+  bool failed;
+  char failure[1024];
+};
+
+static int64_t bytes_of(const value *v) { return tensor_nbytes(&v->t); }
+
+infer_status cuda_context_create(infer_engine *e, cuda_context **out) {
+  *out = NULL;
+  cuda_engine *ce = e->cuda;
+  const graph *g = e->g;
+  cuda_context *c = calloc(1, sizeof *c);
+  if (!c) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  c->e = e;
+  c->ce = ce;
+  c->n_in = g->n_inputs;
+  c->n_out = g->n_outputs;
+  c->use_graph = e->opts.cuda_graph;
+  c->sync_each_op = e->opts.sync_each_op;
+  const char *env = getenv("INFER_SYNC");
+  if (env && strcmp(env, "1") == 0) c->sync_each_op = true;
+  if (c->sync_each_op) c->use_graph = false;
+  c->vals = calloc((size_t)g->n_values + 1, sizeof(tensor));
+  c->in = calloc((size_t)ce->max_io, sizeof *c->in);
+  c->out = calloc((size_t)ce->max_io, sizeof *c->out);
+  c->in_host = calloc((size_t)c->n_in + 1, sizeof(void *));
+  c->in_dev = calloc((size_t)c->n_in + 1, sizeof(void *));
+  c->in_bytes = calloc((size_t)c->n_in + 1, sizeof(int64_t));
+  c->out_host = calloc((size_t)c->n_out + 1, sizeof(void *));
+  c->out_dev = calloc((size_t)c->n_out + 1, sizeof(void *));
+  c->out_bytes = calloc((size_t)c->n_out + 1, sizeof(int64_t));
+  infer_status st = INFER_OK;
+  if (!c->vals || !c->in || !c->out || !c->in_host || !c->in_dev || !c->in_bytes || !c->out_host ||
+      !c->out_dev || !c->out_bytes) {
+    st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+    goto fail;
+  }
+  if ((st = cuda_exec_open(&c->x, ce->device, ce->precision)) != INFER_OK) goto fail;
+#define ALLOC_DEV(ptr, bytes, what)                                                     \
+  do {                                                                                  \
+    cudaError_t ae_ = cudaMalloc(&(ptr), (size_t)((bytes) > 0 ? (bytes) : 1));          \
+    if (ae_ != cudaSuccess) {                                                           \
+      size_t fr_ = 0, to_ = 0;                                                          \
+      cudaGetLastError();                                                               \
+      cudaMemGetInfo(&fr_, &to_);                                                       \
+      st = infer_fail(INFER_ERR_OUT_OF_MEMORY,                                          \
+                      "cannot allocate %lld bytes of device memory for %s (%zu free): %s", \
+                      (long long)(bytes), what, fr_, cudaGetErrorString(ae_));          \
+      goto fail;                                                                        \
+    }                                                                                   \
+  } while (0)
+  ALLOC_DEV(c->arena, ce->mem.arena_bytes, "the arena");
+  if (ce->ws_bytes > 0) {
+    ALLOC_DEV(c->x.ws, ce->ws_bytes, "the workspace");
+    c->x.ws_bytes = ce->ws_bytes;
+  }
+  /* cuBLAS gets its own workspace so that it never allocates during capture */
+  ALLOC_DEV(c->cublas_ws, 32 << 20, "the cuBLAS workspace");
+  if (cublasSetWorkspace((cublasHandle_t)c->x.cublas, c->cublas_ws, 32 << 20) != CUBLAS_STATUS_SUCCESS) {
+    st = infer_fail(INFER_ERR_DEVICE, "cublasSetWorkspace failed");
+    goto fail;
+  }
+  for (int v = 0; v < g->n_values; v++) {
+    c->vals[v] = g->values[v].t;
+    c->vals[v].dtype = ce->storage[v];
+    c->vals[v].data = g->values[v].kind == VALUE_CONSTANT ? ce->dev_const[v]
+                      : ce->buffer_of[v] >= 0 ? (uint8_t *)c->arena + ce->mem.offsets[ce->buffer_of[v]]
+                                              : NULL;
+  }
+  for (int i = 0; i < c->n_in; i++) {
+    int v = g->inputs[i];
+    c->in_bytes[i] = bytes_of(&g->values[v]);
+    if (cudaHostAlloc(&c->in_host[i], (size_t)(c->in_bytes[i] ? c->in_bytes[i] : 1), cudaHostAllocDefault) != cudaSuccess) {
+      st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes of pinned memory",
+                      (long long)c->in_bytes[i]);
+      goto fail;
+    }
+    if (ce->storage[v] != g->values[v].t.dtype) ALLOC_DEV(c->in_dev[i], c->in_bytes[i], "an input");
+  }
+  for (int o = 0; o < c->n_out; o++) {
+    int v = g->outputs[o];
+    c->out_bytes[o] = bytes_of(&g->values[v]);
+    if (cudaHostAlloc(&c->out_host[o], (size_t)(c->out_bytes[o] ? c->out_bytes[o] : 1), cudaHostAllocDefault) != cudaSuccess) {
+      st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes of pinned memory",
+                      (long long)c->out_bytes[o]);
+      goto fail;
+    }
+    if (ce->storage[v] != g->values[v].t.dtype) ALLOC_DEV(c->out_dev[o], c->out_bytes[o], "an output");
+  }
+#undef ALLOC_DEV
+  *out = c;
+  return INFER_OK;
+fail:
+  cuda_context_release(c);
+  return st;
+}
+
+void cuda_context_release(cuda_context *c) {
+  if (!c) return;
+  if (c->x.stream) cudaStreamSynchronize((cudaStream_t)c->x.stream);
+  if (c->graph_exec) cudaGraphExecDestroy(c->graph_exec);
+  if (c->graph) cudaGraphDestroy(c->graph);
+  for (int i = 0; i < c->n_in; i++) {
+    if (c->in_host && c->in_host[i]) cudaFreeHost(c->in_host[i]);
+    if (c->in_dev && c->in_dev[i]) cudaFree(c->in_dev[i]);
+  }
+  for (int o = 0; o < c->n_out; o++) {
+    if (c->out_host && c->out_host[o]) cudaFreeHost(c->out_host[o]);
+    if (c->out_dev && c->out_dev[o]) cudaFree(c->out_dev[o]);
+  }
+  if (c->arena) cudaFree(c->arena);
+  if (c->x.ws) cudaFree(c->x.ws);
+  if (c->cublas_ws) cudaFree(c->cublas_ws);
+  cuda_exec_close(&c->x);
+  free(c->vals);
+  free(c->in);
+  free(c->out);
+  free(c->in_host);
+  free(c->in_dev);
+  free(c->in_bytes);
+  free(c->out_host);
+  free(c->out_dev);
+  free(c->out_bytes);
+  free(c);
+}
+
+infer_status cuda_context_set_input(cuda_context *c, int index, const void *data, int64_t bytes) {
+  if (bytes > 0) memcpy(c->in_host[index], data, (size_t)bytes);
+  return INFER_OK;
+}
+
+void *cuda_context_output(cuda_context *c, int index) { return c->out_host[index]; }
+
+/* Everything a run enqueues, in order. */
+static infer_status enqueue_run(cuda_context *c) {
+  const infer_engine *e = c->e;
+  const cuda_engine *ce = c->ce;
+  const graph *g = e->g;
+  cudaStream_t s = (cudaStream_t)c->x.stream;
+  char d[256];
+  for (int i = 0; i < c->n_in; i++) {
+    int v = g->inputs[i];
+    void *dst = c->in_dev[i] ? c->in_dev[i] : c->vals[v].data;
+    if (c->in_bytes[i] > 0)
+      CUDA_TRY(cudaMemcpyAsync(dst, c->in_host[i], (size_t)c->in_bytes[i], cudaMemcpyHostToDevice, s));
+    if (c->in_dev[i])
+      CUDA_TRY(k_cast(g->values[v].t.dtype, c->in_dev[i], ce->storage[v], c->vals[v].data,
+                      dims_count(g->values[v].t.rank, g->values[v].t.dims), s));
+  }
+  for (int k = 0; k < ce->n_steps; k++) {
+    const cuda_step *cs = &ce->steps[k];
+    const node *n = &g->nodes[cs->node];
+    for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
+    for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
+    infer_status st = cs->op->run(&c->x, n, n->params, cs->state, c->in, c->out);
+    if (st == INFER_OK && c->sync_each_op) {
+      cudaError_t err = cudaStreamSynchronize(s);
+      if (err == cudaSuccess) err = cudaGetLastError();
+      if (err != cudaSuccess)
+        st = infer_fail(INFER_ERR_RUNTIME, "kernel failed: %s", cudaGetErrorString(err));
+    }
+    if (st != INFER_OK) return infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
+  }
+  for (int o = 0; o < c->n_out; o++) {
+    int v = g->outputs[o];
+    const void *src = c->vals[v].data;
+    if (c->out_dev[o]) {
+      CUDA_TRY(k_cast(ce->storage[v], src, g->values[v].t.dtype, c->out_dev[o],
+                      dims_count(g->values[v].t.rank, g->values[v].t.dims), s));
+      src = c->out_dev[o];
+    }
+    if (c->out_bytes[o] > 0)
+      CUDA_TRY(cudaMemcpyAsync(c->out_host[o], src, (size_t)c->out_bytes[o], cudaMemcpyDeviceToHost, s));
+  }
+  return INFER_OK;
+}
+
+/* Captures enqueue_run into a graph; on failure the context runs eagerly. */
+static void try_capture(cuda_context *c) {
+  cudaStream_t s = (cudaStream_t)c->x.stream;
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    cudaGetLastError();
+    c->use_graph = false;
+    return;
+  }
+  infer_status st = enqueue_run(c);
+  cudaGraph_t graph = NULL;
+  cudaError_t err = cudaStreamEndCapture(s, &graph);
+  if (st != INFER_OK || err != cudaSuccess || !graph ||
+      cudaGraphInstantiate(&c->graph_exec, graph, 0) != cudaSuccess) {
+    cudaGetLastError();
+    if (graph) cudaGraphDestroy(graph);
+    c->graph_exec = NULL;
+    c->use_graph = false;
+    engine_log(&c->e->opts, "cuda: graph capture failed (%s); running without CUDA graphs",
+               st != INFER_OK ? infer_last_error() : cudaGetErrorString(err));
+    return;
+  }
+  c->graph = graph;
+}
+
+infer_status cuda_context_run(cuda_context *c) {
+  if (c->failed)
+    return infer_fail(INFER_ERR_RUNTIME, "the context failed in an earlier run and cannot be "
+                      "used again: %s", c->failure);
+  cudaStream_t s = (cudaStream_t)c->x.stream;
+  CUDA_TRY(cudaSetDevice(c->ce->device));
+  if (c->use_graph && !c->graph_exec) try_capture(c);
+  infer_status st = INFER_OK;
+  if (c->graph_exec) {
+    cudaError_t err = cudaGraphLaunch(c->graph_exec, s);
+    if (err != cudaSuccess)
+      st = infer_fail(INFER_ERR_RUNTIME, "cudaGraphLaunch failed: %s", cudaGetErrorString(err));
+  } else {
+    st = enqueue_run(c);
+  }
+  cudaError_t err = cudaStreamSynchronize(s);
+  if (st == INFER_OK && err != cudaSuccess)
+    st = infer_fail(INFER_ERR_RUNTIME, "the run failed on the device: %s (rerun with "
+                    "INFER_SYNC=1 to name the failing step)", cudaGetErrorString(err));
+  if (st != INFER_OK) {
+    /* a device error can poison the CUDA context; never hand out outputs again */
+    c->failed = true;
+    snprintf(c->failure, sizeof c->failure, "%s", infer_last_error());
+    if (st != INFER_ERR_UNSUPPORTED && st != INFER_ERR_OUT_OF_MEMORY) st = INFER_ERR_RUNTIME;
+  }
+  return st;
+}

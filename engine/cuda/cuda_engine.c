@@ -1,0 +1,246 @@
+/* cuda_engine.c: the build half of the CUDA backend: device choice, weights upload
+ * in the run precision, per-step preparation and the device memory plan. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+infer_status cuda_exec_open(cuda_exec *x, int device, infer_precision p) {
+  memset(x, 0, sizeof *x);
+  x->precision = p;
+  CUDA_TRY(cudaSetDevice(device));
+  CUDA_TRY(cudaDeviceGetAttribute(&x->sm_count, cudaDevAttrMultiProcessorCount, device));
+  cudaStream_t s;
+  CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  x->stream = s;
+  cudnnHandle_t dnn;
+  CUDNN_TRY(cudnnCreate(&dnn));
+  x->cudnn = dnn;
+  CUDNN_TRY(cudnnSetStream(dnn, s));
+  cublasHandle_t blas;
+  CUBLAS_TRY(cublasCreate(&blas));
+  x->cublas = blas;
+  CUBLAS_TRY(cublasSetStream(blas, s));
+  /* TF32 only when asked: fp32 means IEEE fp32 products */
+  CUBLAS_TRY(cublasSetMathMode(blas, p == INFER_PRECISION_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                : CUBLAS_DEFAULT_MATH));
+  return INFER_OK;
+}
+
+void cuda_exec_close(cuda_exec *x) {
+  if (x->cublas) cublasDestroy((cublasHandle_t)x->cublas);
+  if (x->cudnn) cudnnDestroy((cudnnHandle_t)x->cudnn);
+  if (x->stream) cudaStreamDestroy((cudaStream_t)x->stream);
+  memset(x, 0, sizeof *x);
+}
+
+static infer_status device_alloc(void **p, int64_t bytes, const char *what) {
+  if (bytes <= 0) bytes = 1;
+  cudaError_t e = cudaMalloc(p, (size_t)bytes);
+  if (e != cudaSuccess) {
+    size_t free_b = 0, total = 0;
+    cudaGetLastError();
+    cudaMemGetInfo(&free_b, &total);
+    *p = NULL;
+    return infer_fail(e == cudaErrorMemoryAllocation ? INFER_ERR_OUT_OF_MEMORY : INFER_ERR_DEVICE,
+                      "cannot allocate %lld bytes of device memory for %s (%zu of %zu free): %s",
+                      (long long)bytes, what, free_b, total, cudaGetErrorString(e));
+  }
+  return INFER_OK;
+}
+
+/* Converts a host constant to its storage dtype (float32 -> float16 in fp16). */
+static void convert_constant(const tensor *t, infer_dtype to, void *dst) {
+  int64_t n = dims_count(t->rank, t->dims);
+  if (to == t->dtype) {
+    memcpy(dst, t->data, (size_t)tensor_nbytes(t));
+    return;
+  }
+  uint16_t *h = dst;
+  for (int64_t i = 0; i < n; i++) h[i] = float_to_half(((const float *)t->data)[i]);
+}
+
+static infer_status upload_weights(infer_engine *e, cuda_engine *ce) {
+  const graph *g = e->g;
+  int64_t total = 0;
+  int64_t *offset = malloc(sizeof(int64_t) * ((size_t)g->n_values + 1));
+  if (!offset) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int v = 0; v < g->n_values; v++) offset[v] = -1;
+  for (int s = 0; s < e->n_steps; s++) {
+    const node *n = &g->nodes[e->steps[s]];
+    for (int k = 0; k < n->n_inputs; k++) {
+      int v = n->inputs[k];
+      if (v < 0 || g->values[v].kind != VALUE_CONSTANT || offset[v] >= 0) continue;
+      offset[v] = total;
+      int64_t b = tensor_nbytes_of(ce->storage[v], g->values[v].t.rank, g->values[v].t.dims);
+      total += (b + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
+    }
+  }
+  /* graph outputs that folded to constants are copied out from the weights too */
+  for (int o = 0; o < g->n_outputs; o++) {
+    int v = g->outputs[o];
+    if (g->values[v].kind != VALUE_CONSTANT || offset[v] >= 0) continue;
+    offset[v] = total;
+    int64_t b = tensor_nbytes_of(ce->storage[v], g->values[v].t.rank, g->values[v].t.dims);
+    total += (b + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
+  }
+  ce->weights_bytes = total;
+  infer_status st = device_alloc(&ce->weights, total, "weights");
+  uint8_t *host = st == INFER_OK ? malloc(total > 0 ? (size_t)total : 1) : NULL;
+  if (st == INFER_OK && !host) st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  if (st == INFER_OK) {
+    for (int v = 0; v < g->n_values; v++)
+      if (offset[v] >= 0) {
+        convert_constant(&g->values[v].t, ce->storage[v], host + offset[v]);
+        ce->dev_const[v] = (uint8_t *)ce->weights + offset[v];
+      }
+    cudaError_t ce_ = cudaMemcpy(ce->weights, host, (size_t)(total > 0 ? total : 1), cudaMemcpyHostToDevice);
+    if (ce_ != cudaSuccess)
+      st = infer_fail(INFER_ERR_DEVICE, "uploading %lld bytes of weights failed: %s",
+                      (long long)total, cudaGetErrorString(ce_));
+  }
+  free(host);
+  free(offset);
+  return st;
+}
+
+static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x) {
+  const graph *g = e->g;
+  char d[256];
+  const tensor **in = calloc((size_t)ce->max_io, sizeof *in);
+  const tensor **host_in = calloc((size_t)ce->max_io, sizeof *host_in);
+  tensor **out = calloc((size_t)ce->max_io, sizeof *out);
+  tensor *dev_in = calloc((size_t)ce->max_io, sizeof(tensor));
+  tensor *dev_out = calloc((size_t)ce->max_io, sizeof(tensor));
+  infer_status st = INFER_OK;
+  if (!in || !host_in || !out || !dev_in || !dev_out)
+    st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int s = 0; st == INFER_OK && s < e->n_steps; s++) {
+    const node *n = &g->nodes[e->steps[s]];
+    cuda_step *cs = &ce->steps[s];
+    cs->node = e->steps[s];
+    cs->op = n->domain[0] ? NULL : cuda_op_find(n->op_type);
+    if (!cs->op) {
+      st = infer_fail(INFER_ERR_UNSUPPORTED, "%s: the op has no GPU implementation",
+                      node_describe(g, cs->node, d, sizeof d));
+      break;
+    }
+    for (int k = 0; k < n->n_inputs; k++) {
+      int v = n->inputs[k];
+      in[k] = host_in[k] = NULL;
+      if (v < 0) continue;
+      dev_in[k] = g->values[v].t;
+      dev_in[k].dtype = ce->storage[v];
+      dev_in[k].data = ce->dev_const[v];
+      in[k] = &dev_in[k];
+      if (g->values[v].kind == VALUE_CONSTANT) host_in[k] = &g->values[v].t;
+    }
+    for (int k = 0; k < n->n_outputs; k++) {
+      int v = n->outputs[k];
+      out[k] = NULL;
+      if (v < 0) continue;
+      dev_out[k] = g->values[v].t;
+      dev_out[k].dtype = ce->storage[v];
+      dev_out[k].data = NULL;
+      out[k] = &dev_out[k];
+    }
+    int64_t ws = 0;
+    st = cs->op->prepare(x, n, n->params, in, host_in, out, &cs->state, &ws);
+    if (st != INFER_OK) {
+      st = infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
+      break;
+    }
+    if (ws > ce->ws_bytes) ce->ws_bytes = ws;
+  }
+  free(in);
+  free(host_in);
+  free(out);
+  free(dev_in);
+  free(dev_out);
+  return st;
+}
+
+infer_status cuda_engine_build(infer_engine *e, cuda_engine **out) {
+  *out = NULL;
+  const graph *g = e->g;
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0)
+    return infer_fail(INFER_ERR_DEVICE, "no CUDA device is visible (%s)",
+                      err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+  if (e->opts.device_index >= count)
+    return infer_fail(INFER_ERR_DEVICE, "CUDA device %d asked for, but only %d visible",
+                      e->opts.device_index, count);
+  if (e->dynamic)
+    return infer_fail(INFER_ERR_UNSUPPORTED,
+                      "some shapes depend on run-time input data; the CUDA backend needs every "
+                      "shape at build time (bind shape inputs as constants)");
+  cuda_engine *ce = calloc(1, sizeof *ce);
+  if (!ce) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  ce->device = e->opts.device_index;
+  ce->precision = e->opts.precision;
+  ce->storage = malloc(sizeof(infer_dtype) * ((size_t)g->n_values + 1));
+  ce->dev_const = calloc((size_t)g->n_values + 1, sizeof(void *));
+  ce->steps = calloc((size_t)e->n_steps + 1, sizeof(cuda_step));
+  if (!ce->storage || !ce->dev_const || !ce->steps) {
+    cuda_engine_release(ce);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  ce->n_steps = e->n_steps;
+  ce->max_io = 1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i].n_inputs > ce->max_io) ce->max_io = g->nodes[i].n_inputs;
+    if (g->nodes[i].n_outputs > ce->max_io) ce->max_io = g->nodes[i].n_outputs;
+  }
+  for (int v = 0; v < g->n_values; v++) {
+    infer_dtype dt = g->values[v].t.dtype;
+    ce->storage[v] = (ce->precision == INFER_PRECISION_FP16 && dt == INFER_DTYPE_FLOAT32)
+                         ? INFER_DTYPE_FLOAT16 : dt;
+  }
+  struct cudaDeviceProp prop;
+  infer_status st = INFER_OK;
+  if ((err = cudaSetDevice(ce->device)) != cudaSuccess ||
+      (err = cudaGetDeviceProperties(&prop, ce->device)) != cudaSuccess) {
+    st = infer_fail(INFER_ERR_DEVICE, "CUDA device %d: %s", ce->device, cudaGetErrorString(err));
+  } else {
+    snprintf(ce->device_name, sizeof ce->device_name, "%s", prop.name);
+    ce->sm_count = prop.multiProcessorCount;
+  }
+  if (st == INFER_OK) st = upload_weights(e, ce);
+  cuda_exec x;
+  memset(&x, 0, sizeof x);
+  if (st == INFER_OK) st = cuda_exec_open(&x, ce->device, ce->precision);
+  if (st == INFER_OK) st = prepare_steps(e, ce, &x);
+  cuda_exec_close(&x);
+  if (st == INFER_OK) st = plan_graph(g, e->steps, e->n_steps, ce->storage, &ce->mem, &ce->buffer_of);
+  if (st != INFER_OK) {
+    cuda_engine_release(ce);
+    return st;
+  }
+  engine_log(&e->opts,
+             "cuda: %s (%d SMs), precision %s: weights %lld bytes, arena %lld bytes (naive sum "
+             "of intermediates %lld), workspace %lld bytes, %d steps",
+             ce->device_name, ce->sm_count,
+             ce->precision == INFER_PRECISION_FP16 ? "fp16"
+             : ce->precision == INFER_PRECISION_TF32 ? "tf32" : "fp32",
+             (long long)ce->weights_bytes, (long long)ce->mem.arena_bytes,
+             (long long)ce->mem.naive_bytes, (long long)ce->ws_bytes, ce->n_steps);
+  *out = ce;
+  return INFER_OK;
+}
+
+void cuda_engine_release(cuda_engine *ce) {
+  if (!ce) return;
+  for (int s = 0; s < ce->n_steps; s++) {
+    if (!ce->steps[s].state) continue;
+    if (ce->steps[s].op && ce->steps[s].op->release) ce->steps[s].op->release(ce->steps[s].state);
+    else free(ce->steps[s].state);
+  }
+  if (ce->weights) cudaFree(ce->weights);
+  plan_free(&ce->mem);
+  free(ce->buffer_of);
+  free(ce->storage);
+  free(ce->dev_const);
+  free(ce->steps);
+  free(ce);
+}

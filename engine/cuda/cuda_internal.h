@@ -1,0 +1,36 @@
+/* cuda_internal.h: the CUDA engine and context structures (engine/cuda only). */
+#ifndef INFER_CUDA_INTERNAL_H
+#define INFER_CUDA_INTERNAL_H
+
+#include "../../ops/cuda_op.h"
+#include "cuda_backend.h"
+#include "cuda_check.h"
+
+typedef struct cuda_step {
+  int node;
+  const cuda_op *op;
+  void *state;
+} cuda_step;
+
+struct cuda_engine {
+  int device;
+  char device_name[256];
+  int sm_count;
+  infer_precision precision;
+  infer_dtype *storage; /* per value: dtype on the device */
+  void *weights;        /* one allocation for every constant the steps read */
+  int64_t weights_bytes;
+  void **dev_const; /* per value: device address of a constant, or NULL */
+  plan mem;         /* the device arena */
+  int *buffer_of;
+  int n_steps;
+  cuda_step *steps;
+  int64_t ws_bytes;
+  int max_io; /* most inputs/outputs of one node */
+};
+
+/* Creates a stream and library handles bound to it (contexts and the build). */
+infer_status cuda_exec_open(cuda_exec *x, int device, infer_precision p);
+void cuda_exec_close(cuda_exec *x);
+
+#endif

@@ -1,0 +1,137 @@
+/* engine.c: infer_engine_load (load -> validate -> bind -> infer/fold -> plan) and
+ * the engine queries. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../loaders/onnx_loader.h"
+#include "../ops/op.h"
+#include "engine_internal.h"
+#include "status.h"
+#ifdef INFER_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
+
+static infer_status engine_build(infer_engine *e) {
+  graph *g = e->g;
+  const struct infer_options *o = &e->opts;
+  TRY(graph_validate(g));
+  TRY(build_bind_ops(g));
+  TRY(build_bind_inputs(g, o));
+  int before = graph_live_nodes(g);
+  TRY(pass_infer_and_fold(g, &e->dynamic));
+  engine_log(o, "pass infer-and-fold: nodes %d -> %d%s", before, graph_live_nodes(g),
+             e->dynamic ? " (some shapes depend on run-time data)" : "");
+  before = graph_live_nodes(g);
+  int dead = pass_remove_dead(g);
+  engine_log(o, "pass remove-dead: nodes %d -> %d (%d removed)", before, graph_live_nodes(g),
+             dead);
+  for (int o_ = 0; o_ < g->n_outputs; o_++) {
+    const value *v = &g->values[g->outputs[o_]];
+    if (!v->has_type && !e->dynamic)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "graph output '%s' has no inferred type",
+                        v->name);
+  }
+  e->steps = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+  if (!e->steps) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < g->n_nodes; i++)
+    if (!g->nodes[i].removed) e->steps[e->n_steps++] = i;
+  TRY(plan_graph(g, e->steps, e->n_steps, NULL, &e->mem, &e->buffer_of));
+  engine_log(o, "plan: %d steps, arena %lld bytes (naive sum of intermediates %lld bytes)",
+             e->n_steps, (long long)e->mem.arena_bytes, (long long)e->mem.naive_bytes);
+#ifdef INFER_HAVE_CUDA
+  if (o->device == INFER_DEVICE_CUDA) TRY(cuda_engine_build(e, &e->cuda));
+#endif
+  return INFER_OK;
+}
+
+infer_status infer_engine_load(const char *model_path, const infer_options *opts,
+                               infer_engine **out) {
+  if (!out || !model_path)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_engine_load: NULL argument");
+  *out = NULL;
+  infer_engine *e = calloc(1, sizeof *e);
+  if (!e) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  if (opts) e->opts = *opts;
+  else e->opts.cuda_graph = true;
+  e->opts.shapes = NULL; /* only needed while building */
+  e->opts.n_shapes = 0;
+#ifndef INFER_HAVE_CUDA
+  if (e->opts.device == INFER_DEVICE_CUDA) {
+    free(e);
+    return infer_fail(INFER_ERR_DEVICE, "this build of infer has no CUDA backend (rebuild with "
+                      "the CUDA toolkit and -DINFER_CUDA=ON); use --device cpu");
+  }
+#endif
+  infer_status s = onnx_load_graph(model_path, &e->g);
+  if (s == INFER_OK) {
+    struct infer_options with_shapes = e->opts;
+    if (opts) {
+      with_shapes.shapes = opts->shapes;
+      with_shapes.n_shapes = opts->n_shapes;
+    }
+    e->opts = with_shapes;
+    s = engine_build(e);
+    e->opts.shapes = NULL;
+    e->opts.n_shapes = 0;
+  }
+  if (s != INFER_OK) {
+    infer_engine_release(e);
+    return s;
+  }
+  *out = e;
+  return INFER_OK;
+}
+
+void infer_engine_release(infer_engine *e) {
+  if (!e) return;
+#ifdef INFER_HAVE_CUDA
+  cuda_engine_release(e->cuda);
+#endif
+  graph_release(e->g);
+  plan_free(&e->mem);
+  free(e->steps);
+  free(e->buffer_of);
+  free(e);
+}
+
+int infer_engine_input_count(const infer_engine *e) { return e ? e->g->n_inputs : 0; }
+int infer_engine_output_count(const infer_engine *e) { return e ? e->g->n_outputs : 0; }
+
+static infer_status value_info(const infer_engine *e, int id, const char **name,
+                               infer_tensor *info) {
+  const value *v = &e->g->values[id];
+  if (name) *name = v->name;
+  if (info) {
+    *info = v->t;
+    info->data = NULL;
+    if (!v->shape_known) /* known only after a run */
+      for (int k = 0; k < info->rank; k++) info->dims[k] = -1;
+  }
+  return INFER_OK;
+}
+
+infer_status infer_engine_input_info(const infer_engine *e, int index, const char **name,
+                                     infer_tensor *info) {
+  if (!e || index < 0 || index >= e->g->n_inputs)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input index %d out of range", index);
+  return value_info(e, e->g->inputs[index], name, info);
+}
+
+infer_status infer_engine_output_info(const infer_engine *e, int index, const char **name,
+                                      infer_tensor *info) {
+  if (!e || index < 0 || index >= e->g->n_outputs)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "output index %d out of range", index);
+  return value_info(e, e->g->outputs[index], name, info);
+}
+
+int infer_engine_input_index(const infer_engine *e, const char *name) {
+  for (int i = 0; e && name && i < e->g->n_inputs; i++)
+    if (strcmp(e->g->values[e->g->inputs[i]].name, name) == 0) return i;
+  return -1;
+}
+
+int infer_engine_output_index(const infer_engine *e, const char *name) {
+  for (int i = 0; e && name && i < e->g->n_outputs; i++)
+    if (strcmp(e->g->values[e->g->outputs[i]].name, name) == 0) return i;
+  return -1;
+}

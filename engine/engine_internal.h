@@ -1,0 +1,61 @@
+/* engine_internal.h: what the engine modules share (options, engine, context). */
+#ifndef INFER_ENGINE_INTERNAL_H
+#define INFER_ENGINE_INTERNAL_H
+
+#include "graph.h"
+#include "infer.h"
+#include "plan.h"
+
+typedef struct input_shape {
+  char *name; /* NULL: bound by index */
+  int index;
+  int rank;
+  int64_t dims[INFER_MAX_RANK];
+} input_shape;
+
+struct infer_options {
+  infer_device device;
+  int device_index;
+  infer_precision precision;
+  int64_t batch; /* 0: not set */
+  int n_shapes;
+  input_shape *shapes;
+  int verbose;
+  infer_log_fn log;
+  void *log_user;
+  bool cuda_graph;   /* capture runs into a CUDA graph (default on) */
+  bool sync_each_op; /* synchronize after each GPU step to name failures */
+};
+
+struct infer_engine {
+  graph *g;
+  struct infer_options opts; /* copied; shapes not kept */
+  /* true when some shape is known only at run time (it depends on input data) */
+  bool dynamic;
+  int n_steps;
+  int *steps; /* node indices, in run order */
+  plan mem;   /* offsets of intermediates in one arena */
+  int *buffer_of; /* value id -> plan buffer index, -1 if not planned */
+  struct cuda_engine *cuda; /* the CUDA backend's build, when device is cuda */
+};
+
+/* Writes one formatted line to the engine's log when verbose. */
+void engine_log(const struct infer_options *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Build stages (engine/build.c, engine/passes.c) */
+infer_status build_bind_ops(graph *g);
+infer_status build_bind_inputs(graph *g, const struct infer_options *o);
+/* Shape inference with constant folding; sets *dynamic when some shapes wait
+ * for run-time data. */
+infer_status pass_infer_and_fold(graph *g, bool *dynamic);
+/* Marks nodes whose results nobody reads as removed; returns the count. */
+int pass_remove_dead(graph *g);
+int graph_live_nodes(const graph *g);
+/* Plans one arena for the values the steps read and write (engine/plan_graph.c).
+ * storage[v] overrides value v's dtype (device precision); NULL keeps them.
+ * *buffer_of (malloc'ed) maps value id -> buffer index in p, or -1. */
+infer_status plan_graph(const graph *g, const int *steps, int n_steps,
+                        const infer_dtype *storage, plan *p, int **buffer_of);
+
+#endif

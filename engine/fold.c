@@ -1,0 +1,117 @@
+/* fold.c: shape inference over the graph in order, folding every node whose
+ * inputs are all known constants (Shape -> Gather -> Concat -> Reshape chains,
+ * ConstantOfShape weights, Constant nodes) into constant values. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/op.h"
+#include "engine_internal.h"
+#include "status.h"
+
+/* Checks what infer produced for output k of node i. */
+static infer_status check_output(const graph *g, int i, const tensor *t, int k) {
+  char d[256];
+  if (t->rank < 0 || t->rank > INFER_MAX_RANK || infer_dtype_size(t->dtype) == 0)
+    return infer_fail(INFER_ERR_INTERNAL, "%s: output %d got rank %d dtype %d",
+                      node_describe(g, i, d, sizeof d), k, t->rank, (int)t->dtype);
+  for (int r = 0; r < t->rank; r++)
+    if (t->dims[r] < 0)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: output %d has a negative dim",
+                        node_describe(g, i, d, sizeof d), k);
+  if (tensor_nbytes(t) < 0)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: output %d is too large (size overflows)",
+                      node_describe(g, i, d, sizeof d), k);
+  return INFER_OK;
+}
+
+/* Runs node i on the CPU now and stores its outputs as constants. */
+static infer_status fold_node(graph *g, int i, const tensor **in, tensor **out) {
+  node *n = &g->nodes[i];
+  char d[256];
+  for (int k = 0; k < n->n_outputs; k++) {
+    if (!out[k]) continue;
+    int64_t nb = tensor_nbytes(out[k]);
+    out[k]->data = malloc(nb > 0 ? (size_t)nb : 1);
+    if (!out[k]->data)
+      return infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld bytes to fold it",
+                        node_describe(g, i, d, sizeof d), (long long)nb);
+  }
+  void *ws = NULL;
+  int64_t ws_bytes = n->op->workspace ? n->op->workspace(n, n->params, in, out) : 0;
+  if (ws_bytes < 0)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: workspace size overflows",
+                      node_describe(g, i, d, sizeof d));
+  if (ws_bytes > 0 && !(ws = malloc((size_t)ws_bytes)))
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld bytes of workspace",
+                      node_describe(g, i, d, sizeof d), (long long)ws_bytes);
+  infer_status s = n->op->run(n, n->params, in, out, ws);
+  free(ws);
+  if (s != INFER_OK) return infer_fail_prefix(s, "%s", node_describe(g, i, d, sizeof d));
+  for (int k = 0; k < n->n_outputs; k++)
+    if (n->outputs[k] >= 0) g->values[n->outputs[k]].kind = VALUE_CONSTANT;
+  n->removed = true;
+  return INFER_OK;
+}
+
+infer_status pass_infer_and_fold(graph *g, bool *dynamic) {
+  *dynamic = false;
+  int cap = 1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i].n_inputs > cap) cap = g->nodes[i].n_inputs;
+    if (g->nodes[i].n_outputs > cap) cap = g->nodes[i].n_outputs;
+  }
+  const tensor **in = calloc((size_t)cap, sizeof *in);
+  tensor **out = calloc((size_t)cap, sizeof *out);
+  infer_status s = INFER_OK;
+  if (!in || !out) {
+    s = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+    goto done;
+  }
+  char d[256];
+  for (int i = 0; i < g->n_nodes; i++) {
+    node *n = &g->nodes[i];
+    if (n->removed) continue;
+    bool known = true, all_const = true;
+    for (int k = 0; k < n->n_inputs; k++) {
+      int v = n->inputs[k];
+      in[k] = v >= 0 ? &g->values[v].t : NULL;
+      if (v < 0) continue;
+      if (!g->values[v].shape_known || !g->values[v].has_type) known = false;
+      if (g->values[v].kind != VALUE_CONSTANT) all_const = false;
+    }
+    for (int k = 0; k < n->n_outputs; k++) {
+      int v = n->outputs[k];
+      out[k] = v >= 0 ? &g->values[v].t : NULL;
+      if (out[k]) {
+        free(out[k]->data);
+        memset(out[k], 0, sizeof(tensor));
+        g->values[v].shape_known = g->values[v].has_type = false;
+      }
+    }
+    if (!known) {
+      *dynamic = true;
+      continue;
+    }
+    s = n->op->infer(n, n->params, in, out);
+    if (s == OP_NEEDS_DATA) {
+      *dynamic = true;
+      s = INFER_OK;
+      continue;
+    }
+    if (s != INFER_OK) {
+      s = infer_fail_prefix(s, "%s", node_describe(g, i, d, sizeof d));
+      goto done;
+    }
+    for (int k = 0; k < n->n_outputs; k++) {
+      if (!out[k]) continue;
+      if ((s = check_output(g, i, out[k], k)) != INFER_OK) goto done;
+      g->values[n->outputs[k]].shape_known = g->values[n->outputs[k]].has_type = true;
+    }
+    if (all_const || n->op->fold_from_shape)
+      if ((s = fold_node(g, i, in, out)) != INFER_OK) goto done;
+  }
+done:
+  free(in);
+  free(out);
+  return s;
+}

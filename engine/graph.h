@@ -1,0 +1,113 @@
+/* graph.h: the engine's intermediate representation of a model.
+ *
+ * Values are named tensors (graph inputs, constants, intermediates); nodes read and
+ * write values by index. Loaders build a graph; passes rewrite it; the planner and
+ * backends read it. Nothing here knows about protobuf. */
+#ifndef INFER_GRAPH_H
+#define INFER_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tensor.h"
+
+struct op_desc;
+
+/* Attribute kinds use ONNX AttributeProto.AttributeType numbers. */
+typedef enum attr_type {
+  ATTR_UNDEFINED = 0,
+  ATTR_FLOAT = 1,
+  ATTR_INT = 2,
+  ATTR_STRING = 3,
+  ATTR_TENSOR = 4,
+  ATTR_GRAPH = 5,
+  ATTR_FLOATS = 6,
+  ATTR_INTS = 7,
+  ATTR_STRINGS = 8,
+  ATTR_TENSORS = 9,
+  ATTR_GRAPHS = 10
+} attr_type;
+
+typedef struct attr {
+  char *name;
+  attr_type type;
+  float f;
+  int64_t i;
+  char *s; /* NUL-terminated (ATTR_STRING) */
+  int n;   /* element count of floats/ints/strings */
+  float *floats;
+  int64_t *ints;
+  char **strings;
+  tensor t; /* ATTR_TENSOR: data owned by the attribute */
+} attr;
+
+typedef struct node {
+  char *name; /* may be "" */
+  char *op_type;
+  char *domain; /* "" for the default ONNX domain */
+  int64_t opset; /* the imported opset version of the node's domain */
+  int n_inputs, n_outputs;
+  int *inputs;  /* value ids; -1 for an omitted optional input */
+  int *outputs; /* value ids; -1 for an omitted optional output */
+  int n_attrs;
+  attr *attrs;
+  const struct op_desc *op; /* bound by graph_bind_ops */
+  void *params;             /* parsed attributes, one malloc block (free) */
+  bool removed;             /* dropped by a pass; skipped everywhere */
+} node;
+
+typedef enum value_kind {
+  VALUE_INTERMEDIATE = 0,
+  VALUE_INPUT = 1,    /* a graph input the caller feeds */
+  VALUE_CONSTANT = 2, /* initializer or folded value: t.data is set */
+} value_kind;
+
+typedef struct value {
+  char *name;
+  value_kind kind;
+  /* dtype and shape; t.data holds the constant's bytes (owned) when kind is
+   * VALUE_CONSTANT. A dim of -1 is not known yet. */
+  tensor t;
+  bool has_type;     /* dtype known */
+  bool shape_known;  /* rank and all dims known */
+  char **dim_params; /* symbolic dim names (or NULL per dim); NULL if none */
+  int producer;      /* node index or -1 */
+  bool is_output;    /* a graph output */
+} value;
+
+typedef struct opset_import {
+  char *domain;
+  int64_t version;
+} opset_import;
+
+typedef struct graph {
+  char *name;
+  int n_values, cap_values;
+  value *values;
+  int n_nodes, cap_nodes;
+  node *nodes;
+  int n_inputs, n_outputs;
+  int *inputs;  /* VALUE_INPUT ids, in model order */
+  int *outputs; /* ids, in model order */
+  int n_opsets;
+  opset_import *opsets;
+  int64_t ir_version;
+} graph;
+
+graph *graph_create(void);
+void graph_release(graph *g);
+/* Id of the value named `name`, or -1 (linear in values: the loader keeps a map). */
+int graph_find_value(const graph *g, const char *name);
+/* Appends a value (name copied); returns its id or -1 when out of memory. */
+int graph_add_value(graph *g, const char *name);
+/* Appends a node with room for the given counts; returns its index or -1. */
+int graph_add_node(graph *g, int n_inputs, int n_outputs, int n_attrs);
+void attr_clear(attr *a);
+/* "node 'name' (Op, domain ai.onnx, opset 13, index 4)" into buf. */
+const char *node_describe(const graph *g, int index, char *buf, int cap);
+
+/* Checks single assignment, undefined inputs, duplicate outputs, and orders the
+ * nodes topologically (a cycle is an error naming a node on it). */
+infer_status graph_validate(graph *g);
+
+#endif

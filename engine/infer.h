@@ -1,0 +1,190 @@
+/* infer.h: the public C API of libinfer, the only header the CLI and services include.
+ *
+ * Contracts:
+ * - Every function that can fail returns an infer_status; on failure a readable
+ *   message (what went wrong and where) is available from infer_last_error() on the
+ *   same thread until the next failing call.
+ * - Every *_create / *_load has a *_release that accepts NULL.
+ * - Each output pointer's owner is written beside it.
+ */
+#ifndef INFER_H
+#define INFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define INFER_VERSION_MAJOR 0
+#define INFER_VERSION_MINOR 1
+#define INFER_VERSION_PATCH 0
+
+#if defined(_WIN32)
+#define INFER_API
+#else
+#define INFER_API __attribute__((visibility("default")))
+#endif
+
+/* Status codes. The CLI maps them to its exit codes (see README). */
+typedef enum infer_status {
+  INFER_OK = 0,
+  INFER_ERR_INVALID_ARGUMENT = 1, /* bad call or bad option value */
+  INFER_ERR_INVALID_MODEL = 2,    /* malformed or inconsistent model */
+  INFER_ERR_INVALID_INPUT = 3,    /* wrong input: file, shape or dtype */
+  INFER_ERR_IO = 4,               /* a file could not be read or written */
+  INFER_ERR_UNSUPPORTED = 5,      /* op, attribute, dtype or feature not supported */
+  INFER_ERR_DEVICE = 6,           /* no device, or a device/library call failed */
+  INFER_ERR_OUT_OF_MEMORY = 7,
+  INFER_ERR_RUNTIME = 8, /* failure while running (incl. a failed context) */
+  INFER_ERR_INTERNAL = 9
+} infer_status;
+
+/* Element types use ONNX TensorProto.DataType numbers. */
+typedef enum infer_dtype {
+  INFER_DTYPE_UNDEFINED = 0,
+  INFER_DTYPE_FLOAT32 = 1,
+  INFER_DTYPE_UINT8 = 2,
+  INFER_DTYPE_INT8 = 3,
+  INFER_DTYPE_UINT16 = 4,
+  INFER_DTYPE_INT16 = 5,
+  INFER_DTYPE_INT32 = 6,
+  INFER_DTYPE_INT64 = 7,
+  INFER_DTYPE_STRING = 8, /* never a valid tensor dtype here */
+  INFER_DTYPE_BOOL = 9,
+  INFER_DTYPE_FLOAT16 = 10,
+  INFER_DTYPE_FLOAT64 = 11,
+  INFER_DTYPE_UINT32 = 12,
+  INFER_DTYPE_UINT64 = 13,
+  INFER_DTYPE_BFLOAT16 = 16
+} infer_dtype;
+
+#define INFER_MAX_RANK 8
+
+/* A dense, C-ordered tensor in host memory. `data` is owned by whoever filled
+ * the struct; each function below says who that is. */
+typedef struct infer_tensor {
+  infer_dtype dtype;
+  int rank;
+  int64_t dims[INFER_MAX_RANK];
+  void *data;
+} infer_tensor;
+
+/* Message of the last failure on this thread; owned by the library, valid until
+ * the next failing call on this thread. Never NULL. */
+INFER_API const char *infer_last_error(void);
+INFER_API const char *infer_status_name(infer_status s);
+INFER_API const char *infer_dtype_name(infer_dtype t);
+/* Bytes per element, 0 for an unknown or unsupported dtype. */
+INFER_API size_t infer_dtype_size(infer_dtype t);
+/* "MAJOR.MINOR.PATCH" of the linked library; static storage. */
+INFER_API const char *infer_version(void);
+
+/* ---- tensors and tensor files ---------------------------------------- */
+
+/* Number of elements; -1 when a dim is negative or the product overflows. */
+INFER_API int64_t infer_tensor_count(const infer_tensor *t);
+/* Reads a TensorProto (.pb) or NumPy (.npy) file, chosen by content.
+ * On success *out holds malloc'ed data owned by the caller (infer_tensor_clear)
+ * and, if name_out is not NULL, *name_out a malloc'ed name ("" when the file has
+ * none) owned by the caller (free). */
+INFER_API infer_status infer_tensor_read_file(const char *path, infer_tensor *out,
+                                              char **name_out);
+/* Writes t as a NumPy .npy (version 1.0, little-endian, C order). */
+INFER_API infer_status infer_tensor_write_npy(const char *path, const infer_tensor *t);
+/* Writes t as an ONNX TensorProto .pb named `name` (may be NULL). */
+INFER_API infer_status infer_tensor_write_pb(const char *path, const infer_tensor *t,
+                                             const char *name);
+/* Element i of a tensor of any numeric dtype, as a double. */
+INFER_API double infer_tensor_get(const infer_tensor *t, int64_t i);
+/* Stores v (converted to the tensor's dtype, C conversion rules) at element i. */
+INFER_API void infer_tensor_set(infer_tensor *t, int64_t i, double v);
+/* Frees t->data and zeroes t. Accepts NULL. */
+INFER_API void infer_tensor_clear(infer_tensor *t);
+
+/* ---- build options ----------------------------------------------------- */
+
+typedef struct infer_options infer_options;
+typedef enum infer_device { INFER_DEVICE_CPU = 0, INFER_DEVICE_CUDA = 1 } infer_device;
+typedef enum infer_precision {
+  INFER_PRECISION_FP32 = 0,
+  INFER_PRECISION_TF32 = 1,
+  INFER_PRECISION_FP16 = 2
+} infer_precision;
+
+/* Owned by the caller; release with infer_options_release. */
+INFER_API infer_status infer_options_create(infer_options **out);
+INFER_API void infer_options_release(infer_options *o);
+INFER_API infer_status infer_options_set_device(infer_options *o, infer_device d, int index);
+INFER_API infer_status infer_options_set_precision(infer_options *o, infer_precision p);
+/* Binds the dims of input `name`; a dim of -1 keeps the model's own. */
+INFER_API infer_status infer_options_set_input_shape(infer_options *o, const char *name,
+                                                     int rank, const int64_t *dims);
+/* The same, for the index-th input (graph inputs that are not initializers,
+ * in model order); a name given with the setter above wins. */
+INFER_API infer_status infer_options_set_input_shape_at(infer_options *o, int index, int rank,
+                                                        const int64_t *dims);
+/* Value for every symbolic first (batch) dim not bound otherwise. */
+INFER_API infer_status infer_options_set_batch(infer_options *o, int64_t batch);
+/* 0 quiet, 1 verbose: the passes and the plan are described on the log. */
+INFER_API infer_status infer_options_set_verbose(infer_options *o, int level);
+/* CUDA: capture each context's run into a CUDA graph and replay it (default 1). */
+INFER_API infer_status infer_options_set_cuda_graph(infer_options *o, int enabled);
+/* CUDA: synchronize after every step so a failing kernel is named (default 0;
+ * the environment variable INFER_SYNC=1 turns it on too). Slow. */
+INFER_API infer_status infer_options_set_sync_each_op(infer_options *o, int enabled);
+/* Log sink for verbose output; NULL (default) writes to stderr. */
+typedef void (*infer_log_fn)(void *user, const char *line);
+INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user);
+
+/* ---- engines ------------------------------------------------------------ */
+
+typedef struct infer_engine infer_engine;
+
+/* Loads, validates, optimizes and plans a model. opts may be NULL (defaults:
+ * cpu, fp32). *out is owned by the caller: infer_engine_release. */
+INFER_API infer_status infer_engine_load(const char *model_path, const infer_options *opts,
+                                         infer_engine **out);
+INFER_API void infer_engine_release(infer_engine *e);
+
+INFER_API int infer_engine_input_count(const infer_engine *e);
+INFER_API int infer_engine_output_count(const infer_engine *e);
+/* Name, dtype and shape of an input/output; `info.data` is NULL. The name is owned
+ * by the engine. Returns INFER_ERR_INVALID_ARGUMENT for a bad index. */
+INFER_API infer_status infer_engine_input_info(const infer_engine *e, int index,
+                                               const char **name, infer_tensor *info);
+INFER_API infer_status infer_engine_output_info(const infer_engine *e, int index,
+                                                const char **name, infer_tensor *info);
+/* Index of the input/output called `name`, or -1. */
+INFER_API int infer_engine_input_index(const infer_engine *e, const char *name);
+INFER_API int infer_engine_output_index(const infer_engine *e, const char *name);
+
+/* ---- contexts: per-thread execution state ---------------------------------- */
+
+typedef struct infer_context infer_context;
+
+/* *out owned by the caller: infer_context_release (before the engine's). */
+INFER_API infer_status infer_context_create(infer_engine *e, infer_context **out);
+INFER_API void infer_context_release(infer_context *c);
+/* Copies `t` (dtype and shape must match the engine's input exactly) into the
+ * context; the message names the input, expected and actual on a mismatch. */
+INFER_API infer_status infer_context_set_input(infer_context *c, int index,
+                                               const infer_tensor *t);
+INFER_API infer_status infer_context_run(infer_context *c);
+/* After a successful run: *out describes output `index`; out->data is owned by
+ * the context and valid until the next run or release. */
+INFER_API infer_status infer_context_get_output(infer_context *c, int index,
+                                                infer_tensor *out);
+
+/* ---- registry --------------------------------------------------------------- */
+
+/* Iterates the supported ops: fills name/domain/opset range of op `i`, returns
+ * INFER_ERR_INVALID_ARGUMENT past the end. Strings are static. */
+INFER_API infer_status infer_op_info(int i, const char **name, const char **domain,
+                                     int *since_opset, int *until_opset);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

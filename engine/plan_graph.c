@@ -1,0 +1,61 @@
+/* plan_graph.c: turns the steps of a graph into planner buffers. Every value a step
+ * writes, and every graph input, whose shape is known at build time gets one; its
+ * lifetime runs from the step that writes it to its last reader, and graph inputs
+ * and outputs live for the whole run (inputs persist between runs). */
+#include <stdlib.h>
+
+#include "engine_internal.h"
+#include "status.h"
+
+infer_status plan_graph(const graph *g, const int *steps, int n_steps,
+                        const infer_dtype *storage, plan *p, int **buffer_of_out) {
+  *buffer_of_out = NULL;
+  plan_buffer *bufs = calloc((size_t)g->n_values + 1, sizeof *bufs);
+  int *buffer_of = malloc(sizeof(int) * ((size_t)g->n_values + 1));
+  if (!bufs || !buffer_of) {
+    free(bufs);
+    free(buffer_of);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory planning");
+  }
+  for (int v = 0; v < g->n_values; v++) buffer_of[v] = -1;
+  int nb = 0;
+  for (int v = 0; v < g->n_values; v++) {
+    const value *val = &g->values[v];
+    if (val->kind == VALUE_INPUT && val->shape_known) {
+      buffer_of[v] = nb;
+      bufs[nb++] = (plan_buffer){0, 0, n_steps};
+    }
+  }
+  for (int s = 0; s < n_steps; s++) {
+    const node *n = &g->nodes[steps[s]];
+    for (int k = 0; k < n->n_outputs; k++) {
+      int v = n->outputs[k];
+      if (v < 0 || !g->values[v].shape_known || buffer_of[v] >= 0) continue;
+      buffer_of[v] = nb;
+      bufs[nb++] = (plan_buffer){0, s, g->values[v].is_output ? n_steps : s};
+    }
+    for (int k = 0; k < n->n_inputs; k++) {
+      int v = n->inputs[k];
+      if (v >= 0 && buffer_of[v] >= 0 && bufs[buffer_of[v]].last < s) bufs[buffer_of[v]].last = s;
+    }
+  }
+  for (int v = 0; v < g->n_values; v++) {
+    if (buffer_of[v] < 0) continue;
+    const tensor *t = &g->values[v].t;
+    int64_t size = tensor_nbytes_of(storage ? storage[v] : t->dtype, t->rank, t->dims);
+    if (size < 0) {
+      free(bufs);
+      free(buffer_of);
+      return infer_fail(INFER_ERR_INVALID_MODEL, "value '%s' is too large", g->values[v].name);
+    }
+    bufs[buffer_of[v]].size = size;
+  }
+  infer_status st = plan_assign_offsets(bufs, nb, p);
+  free(bufs);
+  if (st != INFER_OK) {
+    free(buffer_of);
+    return st;
+  }
+  *buffer_of_out = buffer_of;
+  return INFER_OK;
+}

@@ -1,0 +1,16 @@
+/* onnx_loader.h: ONNX model file -> engine graph. */
+#ifndef INFER_ONNX_LOADER_H
+#define INFER_ONNX_LOADER_H
+
+#include "../engine/graph.h"
+
+/* Reads and decodes `path`, converts it to a graph (owned by the caller:
+ * graph_release). External data is resolved relative to the model's folder.
+ * The graph is not validated yet (graph_validate). */
+infer_status onnx_load_graph(const char *path, graph **out);
+
+/* Reads a whole file into memory (malloc'ed, caller frees). Files above
+ * max_bytes are refused. */
+infer_status file_read_all(const char *path, size_t max_bytes, uint8_t **data, size_t *len);
+
+#endif

@@ -1,0 +1,241 @@
+/* cuda_conv.c: Conv through cuDNN (legacy convolution API), N-D up to 3 spatial
+ * dims, groups, dilations; algorithms chosen by measurement at build time.
+ * Asymmetric pads (SAME_UPPER and the like), which cuDNN cannot express, are
+ * applied by an explicit zero-pad kernel into the workspace first. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../engine/cuda/cuda_check.h"
+#include "../../kernels/conv_pad.h"
+#include "../conv_util.h"
+#include "../cuda_op.h"
+
+typedef struct conv_state {
+  cudnnTensorDescriptor_t x, y, b;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  cudnnConvolutionFwdAlgo_t algo;
+  size_t algo_ws;
+  bool explicit_pad;
+  int rank; /* of the cuDNN problem (>= 4) */
+  int64_t in_dims[5], padded_dims[5], pad_begin[5];
+  int64_t padded_bytes; /* of the padded input in the workspace */
+  bool is_double;
+} conv_state;
+
+static void conv_release(void *p) {
+  conv_state *s = p;
+  if (!s) return;
+  if (s->x) cudnnDestroyTensorDescriptor(s->x);
+  if (s->y) cudnnDestroyTensorDescriptor(s->y);
+  if (s->b) cudnnDestroyTensorDescriptor(s->b);
+  if (s->w) cudnnDestroyFilterDescriptor(s->w);
+  if (s->conv) cudnnDestroyConvolutionDescriptor(s->conv);
+  free(s);
+}
+
+static infer_status data_type(infer_dtype dt, cudnnDataType_t *out) {
+  switch (dt) {
+    case INFER_DTYPE_FLOAT32: *out = CUDNN_DATA_FLOAT; return INFER_OK;
+    case INFER_DTYPE_FLOAT16: *out = CUDNN_DATA_HALF; return INFER_OK;
+    case INFER_DTYPE_FLOAT64: *out = CUDNN_DATA_DOUBLE; return INFER_OK;
+    default:
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: dtype %s is not supported",
+                        infer_dtype_name(dt));
+  }
+}
+
+static infer_status set_tensor(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int rank,
+                               const int64_t *dims) {
+  int di[8], st[8];
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; i--) {
+    if (dims[i] > INT32_MAX || s > INT32_MAX)
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: tensor too large for cuDNN");
+    di[i] = (int)dims[i];
+    st[i] = (int)s;
+    s *= dims[i];
+  }
+  CUDNN_TRY(cudnnSetTensorNdDescriptor(d, dt, rank, di, st));
+  return INFER_OK;
+}
+
+static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor *const *in,
+                                int64_t y_bytes) {
+  cudnnHandle_t h = x->cudnn;
+  /* Measured search on real buffers: scratch input/output allocated only here,
+   * at build time. */
+  int64_t x_bytes = 1;
+  for (int i = 0; i < s->rank; i++) x_bytes *= s->padded_dims[i];
+  x_bytes *= (int64_t)infer_dtype_size(in[0]->dtype);
+  void *xb = NULL, *yb = NULL, *wsb = NULL;
+  size_t ws_limit = (size_t)1 << 30;
+  infer_status st = INFER_OK;
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  if (cudaMalloc(&xb, (size_t)x_bytes) != cudaSuccess || cudaMalloc(&yb, (size_t)y_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "Conv: no device memory for the algorithm search");
+    goto out;
+  }
+  /* a workspace as large as the largest algorithm asks, capped */
+  size_t want = 0;
+  for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; a++) {
+    size_t sz = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(h, s->x, s->w, s->conv, s->y,
+                                                (cudnnConvolutionFwdAlgo_t)a, &sz) == CUDNN_STATUS_SUCCESS &&
+        sz > want && sz <= ws_limit)
+      want = sz;
+  }
+  if (want && cudaMalloc(&wsb, want) != cudaSuccess) {
+    cudaGetLastError();
+    want = 0;
+    wsb = NULL;
+  }
+  cudaMemsetAsync(xb, 0, (size_t)x_bytes, (cudaStream_t)x->stream);
+  cudnnStatus_t cs = cudnnFindConvolutionForwardAlgorithmEx(
+      h, s->x, xb, s->w, in[1]->data, s->conv, s->y, yb, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+      perf, wsb, want);
+  if (cs != CUDNN_STATUS_SUCCESS) {
+    st = infer_fail(INFER_ERR_DEVICE, "cudnnFindConvolutionForwardAlgorithmEx failed: %s",
+                    cudnnGetErrorString(cs));
+    goto out;
+  }
+  st = infer_fail(INFER_ERR_UNSUPPORTED, "Conv: cuDNN has no algorithm for this convolution");
+  for (int i = 0; i < found; i++) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    /* fp32 means IEEE fp32: results that used TF32 tensor cores are skipped */
+    if (x->precision == INFER_PRECISION_FP32 && !s->is_double &&
+        perf[i].mathType == CUDNN_TENSOR_OP_MATH && in[0]->dtype == INFER_DTYPE_FLOAT32)
+      continue;
+    s->algo = perf[i].algo;
+    s->algo_ws = perf[i].memory;
+    cudnnSetConvolutionMathType(s->conv, perf[i].mathType);
+    st = INFER_OK;
+    break;
+  }
+out:
+  if (xb) cudaFree(xb);
+  if (yb) cudaFree(yb);
+  if (wsb) cudaFree(wsb);
+  return st;
+}
+
+static infer_status conv_prepare(const cuda_exec *x, const node *n, const void *params,
+                                 const tensor *const *in, const tensor *const *host_in,
+                                 tensor *const *out, void **state, int64_t *ws_bytes) {
+  const tensor *X = in[0], *W = in[1];
+  int nsp = X->rank - 2;
+  if (nsp < 1 || nsp > 3)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: %d spatial dims", nsp);
+  if (!W->data)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: the weights must be constant");
+  if (n->n_inputs > 2 && in[2] && !in[2]->data)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: the bias must be constant");
+  cudnnDataType_t dt;
+  TRY(data_type(X->dtype, &dt));
+  win_attrs w;
+  TRY(win_attrs_parse(n, "Conv", &w));
+  int64_t group;
+  TRY(attr_get_int(n, "group", 1, &group));
+  win_geom g;
+  TRY(win_geom_forward(&w, nsp, X->dims + 2, W->dims + 2, false, "Conv", &g));
+  conv_state *s = calloc(1, sizeof *s);
+  if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  *state = s;
+  s->is_double = dt == CUDNN_DATA_DOUBLE;
+  /* cuDNN wants at least 4-D: a 1-D problem becomes 2-D with H = 1 */
+  int r = nsp == 1 ? 4 : nsp + 2;
+  s->rank = r;
+  int64_t xd[5], wd[5], yd[5];
+  int pads[3], strides[3], dil[3];
+  int lead = r - 2 - nsp; /* 1 for 1-D, else 0 */
+  xd[0] = X->dims[0]; xd[1] = X->dims[1];
+  wd[0] = W->dims[0]; wd[1] = W->dims[1];
+  yd[0] = out[0]->dims[0]; yd[1] = out[0]->dims[1];
+  for (int i = 0; i < r - 2; i++) {
+    int j = i - lead; /* index into the real spatial dims, or < 0 for the fake H */
+    int gi = 3 - nsp + j;  /* win_geom is right-aligned in 3 dims */
+    xd[2 + i] = j < 0 ? 1 : X->dims[2 + j];
+    wd[2 + i] = j < 0 ? 1 : W->dims[2 + j];
+    yd[2 + i] = j < 0 ? 1 : out[0]->dims[2 + j];
+    pads[i] = j < 0 ? 0 : (int)(g.pb[gi] < g.pe[gi] ? g.pb[gi] : g.pe[gi]);
+    strides[i] = j < 0 ? 1 : (int)g.s[gi];
+    dil[i] = j < 0 ? 1 : (int)g.d[gi];
+    s->pad_begin[2 + i] = j < 0 ? 0 : g.pb[gi] - pads[i];
+    int64_t extra_end = j < 0 ? 0 : g.pe[gi] - pads[i];
+    if (s->pad_begin[2 + i] || extra_end) s->explicit_pad = true;
+    s->padded_dims[2 + i] = xd[2 + i] + s->pad_begin[2 + i] + extra_end;
+  }
+  s->padded_dims[0] = xd[0];
+  s->padded_dims[1] = xd[1];
+  memcpy(s->in_dims, xd, sizeof xd);
+  infer_status st = INFER_OK;
+#define CK(expr) do { cudnnStatus_t cs_ = (expr); if (cs_ != CUDNN_STATUS_SUCCESS) { st = infer_fail(cs_ == CUDNN_STATUS_NOT_SUPPORTED ? INFER_ERR_UNSUPPORTED : INFER_ERR_DEVICE, "%s: %s", #expr, cudnnGetErrorString(cs_)); goto fail; } } while (0)
+  CK(cudnnCreateTensorDescriptor(&s->x));
+  CK(cudnnCreateTensorDescriptor(&s->y));
+  CK(cudnnCreateFilterDescriptor(&s->w));
+  CK(cudnnCreateConvolutionDescriptor(&s->conv));
+  if ((st = set_tensor(s->x, dt, r, s->padded_dims)) != INFER_OK) goto fail;
+  if ((st = set_tensor(s->y, dt, r, yd)) != INFER_OK) goto fail;
+  int wdi[5];
+  for (int i = 0; i < r; i++) wdi[i] = (int)wd[i];
+  CK(cudnnSetFilterNdDescriptor(s->w, dt, CUDNN_TENSOR_NCHW, r, wdi));
+  CK(cudnnSetConvolutionNdDescriptor(s->conv, r - 2, pads, strides, dil, CUDNN_CROSS_CORRELATION,
+                                     dt == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : dt));
+  CK(cudnnSetConvolutionGroupCount(s->conv, (int)group));
+  CK(cudnnSetConvolutionMathType(s->conv, x->precision == INFER_PRECISION_FP32 && dt == CUDNN_DATA_FLOAT
+                                              ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+  /* cuDNN's own output shape must be ours */
+  int yo[5];
+  CK(cudnnGetConvolutionNdForwardOutputDim(s->conv, s->x, s->w, r, yo));
+  for (int i = 0; i < r; i++)
+    if (yo[i] != yd[i]) {
+      st = infer_fail(INFER_ERR_INTERNAL, "Conv on the GPU: cuDNN output dim %d is %d, expected %lld",
+                      i, yo[i], (long long)yd[i]);
+      goto fail;
+    }
+  if (n->n_inputs > 2 && in[2]) {
+    int64_t bd[5] = {1, yd[1], 1, 1, 1};
+    CK(cudnnCreateTensorDescriptor(&s->b));
+    if ((st = set_tensor(s->b, dt, r, bd)) != INFER_OK) goto fail;
+  }
+  int64_t y_bytes = tensor_nbytes(out[0]);
+  if ((st = choose_algo(x, s, in, y_bytes > 0 ? y_bytes : 1)) != INFER_OK) goto fail;
+  if (s->explicit_pad) {
+    int64_t cnt = 1;
+    for (int i = 0; i < r; i++) cnt *= s->padded_dims[i];
+    s->padded_bytes = (cnt * (int64_t)infer_dtype_size(X->dtype) + 255) / 256 * 256;
+  }
+  *ws_bytes = s->padded_bytes + (int64_t)s->algo_ws;
+  return INFER_OK;
+#undef CK
+fail:
+  conv_release(s);
+  *state = NULL;
+  return st;
+}
+
+static infer_status conv_run(const cuda_exec *x, const node *n, const void *params,
+                             const void *state, const tensor *const *in, tensor *const *out) {
+  const conv_state *s = state;
+  const void *src = in[0]->data;
+  char *ws = x->ws;
+  if (s->explicit_pad) {
+    CUDA_LAUNCH_TRY(k_pad_zero((int)infer_dtype_size(in[0]->dtype), s->rank, s->in_dims,
+                               s->padded_dims, s->pad_begin, src, ws, (cudaStream_t)x->stream));
+    src = ws;
+    ws += s->padded_bytes;
+  }
+  float one_f = 1, zero_f = 0;
+  double one_d = 1, zero_d = 0;
+  const void *one = s->is_double ? (const void *)&one_d : (const void *)&one_f;
+  const void *zero = s->is_double ? (const void *)&zero_d : (const void *)&zero_f;
+  CUDNN_TRY(cudnnConvolutionForward(x->cudnn, one, s->x, src, s->w, in[1]->data, s->conv, s->algo,
+                                    s->algo_ws ? ws : NULL, s->algo_ws, zero, s->y, out[0]->data));
+  if (s->b) CUDNN_TRY(cudnnAddTensor(x->cudnn, one, s->b, in[2]->data, one, s->y, out[0]->data));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_conv = {"Conv", conv_prepare, conv_run, conv_release};
+const cuda_op *const cuda_ops_conv[] = {&cuda_conv, NULL};

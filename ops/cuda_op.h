@@ -1,0 +1,56 @@
+/* cuda_op.h: the GPU side of an op (host code in ops/cuda/, kernels in kernels/).
+ *
+ * Tensors handed to these functions have device data pointers and their
+ * *storage* dtype: with --precision fp16 every float32 activation and weight is
+ * float16 on the device (integer and bool tensors keep their dtype).
+ *
+ * - prepare (build time, once per node): check that this node is supported on
+ *   the GPU (else INFER_ERR_UNSUPPORTED naming what), create descriptors, choose
+ *   algorithms (may run and time them on x->stream), and report the workspace
+ *   bytes run needs. Constant inputs already have device data; other data
+ *   pointers are NULL. State goes in *state (released with `release`, or free()
+ *   when release is NULL).
+ * - run: only enqueue work on x->stream: no allocation, no synchronization, no
+ *   host reads of device data. Check launch errors (cudaGetLastError) and
+ *   library statuses with the macros of engine/cuda/cuda_check.h.
+ */
+#ifndef INFER_CUDA_OP_H
+#define INFER_CUDA_OP_H
+
+#include "op.h"
+
+typedef struct cuda_exec {
+  void *stream;   /* cudaStream_t */
+  void *cudnn;    /* cudnnHandle_t bound to stream */
+  void *cublas;   /* cublasHandle_t bound to stream */
+  void *ws;       /* device workspace shared by all steps */
+  int64_t ws_bytes;
+  infer_precision precision;
+  int sm_count;
+} cuda_exec;
+
+typedef struct cuda_op {
+  const char *name; /* op_type in the default domain */
+  /* host_in[k]: the same input on the host: data set for constants (e.g. a
+   * Reshape's shape, Resize's scales, in their original dtype), NULL otherwise. */
+  infer_status (*prepare)(const cuda_exec *x, const node *n, const void *params,
+                          const tensor *const *in, const tensor *const *host_in,
+                          tensor *const *out, void **state, int64_t *ws_bytes);
+  infer_status (*run)(const cuda_exec *x, const node *n, const void *params, const void *state,
+                      const tensor *const *in, tensor *const *out);
+  void (*release)(void *state);
+} cuda_op;
+
+/* GPU implementation of op_type, or NULL. */
+const cuda_op *cuda_op_find(const char *op_type);
+
+/* Each GPU op family file exports a NULL-terminated list (ops/cuda/cuda_registry.c). */
+extern const cuda_op *const cuda_ops_elementwise[];
+extern const cuda_op *const cuda_ops_conv[];
+extern const cuda_op *const cuda_ops_matmul[];
+extern const cuda_op *const cuda_ops_pool[];
+extern const cuda_op *const cuda_ops_norm[];
+extern const cuda_op *const cuda_ops_reduce[];
+extern const cuda_op *const cuda_ops_movement[];
+
+#endif

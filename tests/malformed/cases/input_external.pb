@@ -1,0 +1,3 @@
+BXj
+location
+ext_ok.binp

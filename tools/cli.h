@@ -1,0 +1,54 @@
+/* cli.h: the pieces of the `infer` command-line tool. */
+#ifndef INFER_CLI_H
+#define INFER_CLI_H
+
+#include <stdbool.h>
+
+#include "infer.h"
+
+/* Exit codes: the CLI's contract with scripts. */
+enum {
+  EXIT_OK = 0,
+  EXIT_MISMATCH = 1,
+  EXIT_USAGE = 2, /* bad usage, unreadable or invalid model or input */
+  EXIT_UNSUPPORTED = 3,
+  EXIT_DEVICE = 4 /* device or runtime failure */
+};
+
+typedef struct named_file {
+  const char *name; /* NULL: bound by position */
+  const char *path;
+} named_file;
+
+typedef struct named_shape {
+  const char *name;
+  int rank;
+  int64_t dims[INFER_MAX_RANK];
+} named_shape;
+
+typedef struct cli_args {
+  const char *model;
+  infer_device device;
+  int device_index;
+  infer_precision precision;
+  int n_inputs, n_refs, n_shapes;
+  named_file inputs[64], refs[64];
+  named_shape shapes[64];
+  long long batch;
+  double rtol, atol;
+  const char *output_dir;
+  bool quiet, verbose;
+  unsigned long long seed;
+} cli_args;
+
+/* Parses argv; prints the problem and returns false on bad usage. */
+bool cli_parse(int argc, char **argv, cli_args *a);
+void cli_usage(FILE *f);
+/* Exit code for a library status. */
+int cli_exit_code(infer_status s);
+/* Compares out with ref (same shape), printing the worst errors under `name`;
+ * returns true when every element is within atol + rtol * |ref|. */
+bool cli_compare(const char *name, const infer_tensor *out, const infer_tensor *ref,
+                 double rtol, double atol, bool quiet);
+
+#endif

@@ -1,0 +1,153 @@
+/* cli_args.c: command-line parsing for `infer`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_usage(FILE *f) {
+  fprintf(f,
+          "usage: infer MODEL.onnx [options]\n"
+          "  --device cpu|cuda[:N]     where to run (default cpu)\n"
+          "  --precision fp32|tf32|fp16  (default fp32)\n"
+          "  --input [NAME=]FILE       input tensor (.pb TensorProto or .npy); by name or in order\n"
+          "  --shape NAME=AxBxC        bind a symbolic input shape\n"
+          "  --batch N                 value of every unbound first (batch) dim\n"
+          "  --reference [NAME=]FILE   expected output; by name or in order\n"
+          "  --rtol R --atol A         tolerance |out-ref| <= atol + rtol*|ref| (1e-3, 1e-7)\n"
+          "  --output DIR              write each output as DIR/NAME.npy\n"
+          "  --seed N                  seed of the random inputs used when none are given\n"
+          "  --quiet | --verbose\n"
+          "exit codes: 0 ok, 1 outputs differ from --reference, 2 bad usage/model/input,\n"
+          "            3 unsupported op/attribute/dtype, 4 device or runtime failure\n");
+}
+
+int cli_exit_code(infer_status s) {
+  switch (s) {
+    case INFER_OK: return EXIT_OK;
+    case INFER_ERR_UNSUPPORTED: return EXIT_UNSUPPORTED;
+    case INFER_ERR_INVALID_ARGUMENT:
+    case INFER_ERR_INVALID_MODEL:
+    case INFER_ERR_INVALID_INPUT:
+    case INFER_ERR_IO: return EXIT_USAGE;
+    default: return EXIT_DEVICE;
+  }
+}
+
+static bool bad(const char *fmt, const char *arg) {
+  fprintf(stderr, "infer: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n");
+  return false;
+}
+
+static bool parse_named(const char *arg, named_file *f) {
+  const char *eq = strchr(arg, '=');
+  if (eq && eq != arg) {
+    /* NAME=FILE; the name is a view into argv, so cut it there */
+    ((char *)eq)[0] = 0;
+    f->name = arg;
+    f->path = eq + 1;
+  } else {
+    f->name = NULL;
+    f->path = arg;
+  }
+  return f->path[0] != 0;
+}
+
+static bool parse_double(const char *s, double *out) {
+  char *end;
+  *out = strtod(s, &end);
+  return end != s && *end == 0 && *out >= 0;
+}
+
+static bool parse_shape(char *arg, named_shape *s) {
+  char *eq = strrchr(arg, '=');
+  if (!eq || eq == arg) return false;
+  *eq = 0;
+  s->name = arg;
+  s->rank = 0;
+  char *p = eq + 1;
+  if (strcmp(p, "scalar") == 0) return true;
+  while (*p) {
+    if (s->rank == INFER_MAX_RANK) return false;
+    char *end;
+    long long d = strtoll(p, &end, 10);
+    if (end == p || d < 0) return false;
+    s->dims[s->rank++] = d;
+    if (*end == 'x' || *end == ',') end++;
+    else if (*end) return false;
+    p = end;
+  }
+  return s->rank > 0;
+}
+
+bool cli_parse(int argc, char **argv, cli_args *a) {
+  memset(a, 0, sizeof *a);
+  a->rtol = 1e-3;
+  a->atol = 1e-7;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    bool takes = true;
+    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+      cli_usage(stdout);
+      exit(EXIT_OK);
+    } else if (strcmp(o, "--quiet") == 0) {
+      a->quiet = true; takes = false;
+    } else if (strcmp(o, "--verbose") == 0) {
+      a->verbose = true; takes = false;
+    } else if (o[0] != '-' || strcmp(o, "-") == 0) {
+      if (a->model) return bad("more than one model given ('%s')", o);
+      a->model = o;
+      takes = false;
+    } else if (!v) {
+      return bad("option %s needs a value", o);
+    } else if (strcmp(o, "--device") == 0) {
+      if (strcmp(v, "cpu") == 0) a->device = INFER_DEVICE_CPU;
+      else if (strncmp(v, "cuda", 4) == 0 && (v[4] == 0 || v[4] == ':')) {
+        a->device = INFER_DEVICE_CUDA;
+        if (v[4] == ':') {
+          char *end;
+          long n = strtol(v + 5, &end, 10);
+          if (end == v + 5 || *end || n < 0) return bad("bad device '%s'", v);
+          a->device_index = (int)n;
+        }
+      } else return bad("unknown device '%s' (cpu, cuda or cuda:N)", v);
+    } else if (strcmp(o, "--precision") == 0) {
+      if (strcmp(v, "fp32") == 0) a->precision = INFER_PRECISION_FP32;
+      else if (strcmp(v, "tf32") == 0) a->precision = INFER_PRECISION_TF32;
+      else if (strcmp(v, "fp16") == 0) a->precision = INFER_PRECISION_FP16;
+      else return bad("unknown precision '%s' (fp32, tf32, fp16)", v);
+    } else if (strcmp(o, "--input") == 0) {
+      if (a->n_inputs == 64) return bad("too many inputs%s", "");
+      if (!parse_named(v, &a->inputs[a->n_inputs++])) return bad("bad --input '%s'", v);
+    } else if (strcmp(o, "--reference") == 0) {
+      if (a->n_refs == 64) return bad("too many references%s", "");
+      if (!parse_named(v, &a->refs[a->n_refs++])) return bad("bad --reference '%s'", v);
+    } else if (strcmp(o, "--shape") == 0) {
+      if (a->n_shapes == 64) return bad("too many shapes%s", "");
+      if (!parse_shape(argv[i + 1], &a->shapes[a->n_shapes++]))
+        return bad("bad --shape '%s' (want NAME=AxBxC)", v);
+    } else if (strcmp(o, "--batch") == 0) {
+      char *end;
+      a->batch = strtoll(v, &end, 10);
+      if (end == v || *end || a->batch < 1) return bad("bad --batch '%s'", v);
+    } else if (strcmp(o, "--rtol") == 0) {
+      if (!parse_double(v, &a->rtol)) return bad("bad --rtol '%s'", v);
+    } else if (strcmp(o, "--atol") == 0) {
+      if (!parse_double(v, &a->atol)) return bad("bad --atol '%s'", v);
+    } else if (strcmp(o, "--output") == 0) {
+      a->output_dir = v;
+    } else if (strcmp(o, "--seed") == 0) {
+      char *end;
+      a->seed = strtoull(v, &end, 10);
+      if (end == v || *end) return bad("bad --seed '%s'", v);
+    } else {
+      return bad("unknown option '%s' (see --help)", o);
+    }
+    if (takes) i++;
+  }
+  if (!a->model) return bad("no model given%s", "");
+  return true;
+}

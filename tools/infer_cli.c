@@ -1,0 +1,215 @@
+/* infer_cli.c: `infer MODEL.onnx ...`: load, bind inputs, run, print or compare.
+ * Uses only the public header, as any service would. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int fail(infer_status s, const char *what) {
+  fprintf(stderr, "infer: %s: %s\n", what, infer_last_error());
+  return cli_exit_code(s);
+}
+
+/* Index of the model input/output a file binds to: by name, else by position. */
+static int bind_index(const named_file *f, int position, int count,
+                      int (*by_name)(const infer_engine *, const char *), const infer_engine *e,
+                      const char *kind) {
+  if (f->name) {
+    int i = by_name(e, f->name);
+    if (i < 0) fprintf(stderr, "infer: the model has no %s named '%s'\n", kind, f->name);
+    return i;
+  }
+  if (position >= count) {
+    fprintf(stderr, "infer: more %s files than the model has %ss (%d)\n", kind, kind, count);
+    return -1;
+  }
+  return position;
+}
+
+/* splitmix64: small, seeded, the same everywhere */
+static uint64_t next_random(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Random input of the model's shape: floats uniform in [-1, 1), integers in
+ * [0, 10), booleans 0/1 (never all zeros). */
+static int random_input(const infer_engine *e, int index, uint64_t *seed, infer_tensor *t) {
+  const char *name;
+  infer_engine_input_info(e, index, &name, t);
+  int64_t n = infer_tensor_count(t);
+  size_t es = infer_dtype_size(t->dtype);
+  if (n < 0 || es == 0) {
+    fprintf(stderr, "infer: cannot make a random value for input '%s'\n", name);
+    return EXIT_USAGE;
+  }
+  t->data = malloc(n ? (size_t)n * es : 1);
+  if (!t->data) {
+    fprintf(stderr, "infer: out of memory for input '%s'\n", name);
+    return EXIT_DEVICE;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = next_random(seed);
+    double u = (double)(r >> 11) / 9007199254740992.0;
+    switch (t->dtype) {
+      case INFER_DTYPE_FLOAT32: case INFER_DTYPE_FLOAT64:
+      case INFER_DTYPE_FLOAT16: case INFER_DTYPE_BFLOAT16: infer_tensor_set(t, i, 2 * u - 1); break;
+      case INFER_DTYPE_BOOL: infer_tensor_set(t, i, (double)(r & 1)); break;
+      default: infer_tensor_set(t, i, (double)(r % 10)); break;
+    }
+  }
+  return EXIT_OK;
+}
+
+static void print_tensor(const char *name, const infer_tensor *t) {
+  printf("%s: %s [", name, infer_dtype_name(t->dtype));
+  for (int k = 0; k < t->rank; k++) printf(k ? ", %lld" : "%lld", (long long)t->dims[k]);
+  printf("]");
+  int64_t n = infer_tensor_count(t);
+  printf(" =");
+  for (int64_t i = 0; i < n && i < 8; i++) printf(" %.6g", infer_tensor_get(t, i));
+  if (n > 8) printf(" ...");
+  printf("\n");
+}
+
+/* Output names may hold '/' or other characters unfit for a file name. */
+static void safe_file_name(const char *name, char *buf, size_t cap) {
+  size_t j = 0;
+  for (size_t i = 0; name[i] && j + 1 < cap; i++) {
+    char ch = name[i];
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '-' || ch == '.';
+    buf[j++] = ok ? ch : '_';
+  }
+  buf[j] = 0;
+  if (j == 0 || strcmp(buf, ".") == 0 || strcmp(buf, "..") == 0) snprintf(buf, cap, "output");
+}
+
+int main(int argc, char **argv) {
+  cli_args a;
+  if (!cli_parse(argc, argv, &a)) {
+    cli_usage(stderr);
+    return EXIT_USAGE;
+  }
+  int rc = EXIT_OK;
+  infer_options *opts = NULL;
+  infer_engine *e = NULL;
+  infer_context *c = NULL;
+  infer_tensor inputs[64];
+  char *input_names[64];
+  memset(inputs, 0, sizeof inputs);
+  memset(input_names, 0, sizeof input_names);
+  infer_status s = infer_options_create(&opts);
+  if (s != INFER_OK) return fail(s, "options");
+  infer_options_set_device(opts, a.device, a.device_index);
+  infer_options_set_precision(opts, a.precision);
+  infer_options_set_verbose(opts, a.verbose);
+  if (a.batch > 0) infer_options_set_batch(opts, a.batch);
+  for (int i = 0; i < a.n_shapes; i++)
+    if ((s = infer_options_set_input_shape(opts, a.shapes[i].name, a.shapes[i].rank,
+                                           a.shapes[i].dims)) != INFER_OK) {
+      rc = fail(s, "--shape");
+      goto out;
+    }
+  /* Input files are read first: their shapes bind the model's symbolic dims.
+   * Files bind by NAME= when given, else in the order of the model's inputs. */
+  for (int i = 0; i < a.n_inputs; i++) {
+    if ((s = infer_tensor_read_file(a.inputs[i].path, &inputs[i], &input_names[i])) != INFER_OK) {
+      rc = fail(s, a.inputs[i].path);
+      goto out;
+    }
+    if (a.inputs[i].name)
+      s = infer_options_set_input_shape(opts, a.inputs[i].name, inputs[i].rank, inputs[i].dims);
+    else
+      s = infer_options_set_input_shape_at(opts, i, inputs[i].rank, inputs[i].dims);
+    if (s != INFER_OK) {
+      rc = fail(s, a.inputs[i].path);
+      goto out;
+    }
+  }
+  if ((s = infer_engine_load(a.model, opts, &e)) != INFER_OK) {
+    rc = fail(s, a.model);
+    goto out;
+  }
+  if ((s = infer_context_create(e, &c)) != INFER_OK) {
+    rc = fail(s, "context");
+    goto out;
+  }
+  int n_in = infer_engine_input_count(e);
+  bool bound[64] = {false};
+  for (int i = 0; i < a.n_inputs; i++) {
+    int k = bind_index(&a.inputs[i], i, n_in, infer_engine_input_index, e, "input");
+    if (k < 0) { rc = EXIT_USAGE; goto out; }
+    if ((s = infer_context_set_input(c, k, &inputs[i])) != INFER_OK) {
+      rc = fail(s, a.inputs[i].path);
+      goto out;
+    }
+    bound[k] = true;
+  }
+  uint64_t seed = a.seed;
+  for (int k = 0; k < n_in && k < 64; k++) {
+    if (bound[k]) continue;
+    infer_tensor t;
+    if ((rc = random_input(e, k, &seed, &t)) != EXIT_OK) goto out;
+    s = infer_context_set_input(c, k, &t);
+    infer_tensor_clear(&t);
+    if (s != INFER_OK) { rc = fail(s, "random input"); goto out; }
+  }
+  if ((s = infer_context_run(c)) != INFER_OK) {
+    rc = fail(s, "run");
+    goto out;
+  }
+  int n_out = infer_engine_output_count(e);
+  bool mismatch = false;
+  for (int i = 0; i < a.n_refs; i++) {
+    int k = bind_index(&a.refs[i], i, n_out, infer_engine_output_index, e, "output");
+    if (k < 0) { rc = EXIT_USAGE; goto out; }
+    infer_tensor ref, got;
+    const char *name;
+    infer_engine_output_info(e, k, &name, NULL);
+    if ((s = infer_tensor_read_file(a.refs[i].path, &ref, NULL)) != INFER_OK) {
+      rc = fail(s, a.refs[i].path);
+      goto out;
+    }
+    infer_context_get_output(c, k, &got);
+    bool same_shape = got.rank == ref.rank;
+    for (int d = 0; same_shape && d < got.rank; d++) same_shape = got.dims[d] == ref.dims[d];
+    if (!same_shape || infer_tensor_count(&got) != infer_tensor_count(&ref)) {
+      fprintf(stderr, "output '%s': shape differs from the reference %s\n", name, a.refs[i].path);
+      mismatch = true;
+    } else if (!cli_compare(name, &got, &ref, a.rtol, a.atol, a.quiet)) {
+      mismatch = true;
+    }
+    infer_tensor_clear(&ref);
+  }
+  for (int k = 0; k < n_out; k++) {
+    infer_tensor got;
+    const char *name;
+    infer_engine_output_info(e, k, &name, NULL);
+    infer_context_get_output(c, k, &got);
+    if (!a.quiet && a.n_refs == 0) print_tensor(name, &got);
+    if (a.output_dir) {
+      char file[256], path[4096];
+      safe_file_name(name, file, sizeof file);
+      snprintf(path, sizeof path, "%s/%s.npy", a.output_dir, file);
+      if ((s = infer_tensor_write_npy(path, &got)) != INFER_OK) {
+        rc = fail(s, path);
+        goto out;
+      }
+    }
+  }
+  rc = mismatch ? EXIT_MISMATCH : EXIT_OK;
+out:
+  for (int i = 0; i < a.n_inputs; i++) {
+    infer_tensor_clear(&inputs[i]);
+    free(input_names[i]);
+  }
+  infer_context_release(c);
+  infer_engine_release(e);
+  infer_options_release(opts);
+  return rc;
+}
