@@ -106,6 +106,18 @@ infer_status build_bind_inputs(graph *g, const struct infer_options *o) {
       return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input '%s': shape %s is too large", v->name,
                         dims_format(v->t.rank, v->t.dims, a, sizeof a));
     v->shape_known = true;
+    if (s && s->value.data) {
+      /* a build-time constant: shapes and folding may use its value */
+      if (s->value.dtype != v->t.dtype)
+        return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input '%s': expected dtype %s, the "
+                          "constant given is %s", v->name, infer_dtype_name(v->t.dtype),
+                          infer_dtype_name(s->value.dtype));
+      int64_t nb = tensor_nbytes(&v->t);
+      if (!(v->t.data = malloc(nb > 0 ? (size_t)nb : 1)))
+        return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+      if (nb > 0) memcpy(v->t.data, s->value.data, (size_t)nb);
+      v->kind = VALUE_CONSTANT;
+    }
   }
   return INFER_OK;
 }

@@ -153,6 +153,14 @@ infer_status infer_context_set_input(infer_context *c, int index, const infer_te
   int64_t nb = tensor_nbytes(t);
   if (nb > 0 && !t->data)
     return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input '%s': data is NULL", v->name);
+  if (v->kind == VALUE_CONSTANT) {
+    /* fixed at build time (infer_options_set_input_constant_at) */
+    if (nb > 0 && memcmp(v->t.data, t->data, (size_t)nb) != 0)
+      return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s' was fixed to another value when "
+                        "the engine was built", v->name);
+    c->input_set[index] = true;
+    return INFER_OK;
+  }
 #ifdef INFER_HAVE_CUDA
   if (c->cuda) {
     TRY(cuda_context_set_input(c->cuda, index, t->data, nb));

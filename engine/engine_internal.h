@@ -11,6 +11,7 @@ typedef struct input_shape {
   int index;
   int rank;
   int64_t dims[INFER_MAX_RANK];
+  infer_tensor value; /* data != NULL: the input is a build-time constant (owned) */
 } input_shape;
 
 struct infer_options {

@@ -113,6 +113,10 @@ typedef enum infer_precision {
   INFER_PRECISION_FP16 = 2
 } infer_precision;
 
+/* Devices of that kind usable by this build: 1 for the CPU; for CUDA the number of
+ * visible GPUs, 0 when there is none or the build has no CUDA backend. */
+INFER_API int infer_device_count(infer_device d);
+
 /* Owned by the caller; release with infer_options_release. */
 INFER_API infer_status infer_options_create(infer_options **out);
 INFER_API void infer_options_release(infer_options *o);
@@ -125,6 +129,12 @@ INFER_API infer_status infer_options_set_input_shape(infer_options *o, const cha
  * in model order); a name given with the setter above wins. */
 INFER_API infer_status infer_options_set_input_shape_at(infer_options *o, int index, int rank,
                                                         const int64_t *dims);
+/* Fixes the index-th input to the value t (copied) at build time, like a
+ * TensorRT shape tensor: shapes that depend on it become static (the CUDA backend
+ * needs that), and later infer_context_set_input calls for it must pass the same
+ * value. */
+INFER_API infer_status infer_options_set_input_constant_at(infer_options *o, int index,
+                                                           const infer_tensor *t);
 /* Value for every symbolic first (batch) dim not bound otherwise. */
 INFER_API infer_status infer_options_set_batch(infer_options *o, int64_t batch);
 /* 0 quiet, 1 verbose: the passes and the plan are described on the log. */

@@ -6,6 +6,7 @@
 
 #include "engine_internal.h"
 #include "status.h"
+#include "tensor.h"
 
 infer_status infer_options_create(infer_options **out) {
   if (!out) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_options_create: out is NULL");
@@ -17,7 +18,10 @@ infer_status infer_options_create(infer_options **out) {
 
 void infer_options_release(infer_options *o) {
   if (!o) return;
-  for (int i = 0; i < o->n_shapes; i++) free(o->shapes[i].name);
+  for (int i = 0; i < o->n_shapes; i++) {
+    free(o->shapes[i].name);
+    free(o->shapes[i].value.data);
+  }
   free(o->shapes);
   free(o);
 }
@@ -80,6 +84,26 @@ infer_status infer_options_set_input_shape_at(infer_options *o, int index, int r
   return set_shape(o, NULL, index, rank, dims);
 }
 
+infer_status infer_options_set_input_constant_at(infer_options *o, int index,
+                                                 const infer_tensor *t) {
+  if (!t || index < 0 || t->rank < 0 || t->rank > INFER_MAX_RANK)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "invalid constant for input %d", index);
+  int64_t nb = tensor_nbytes(t);
+  if (nb < 0 || (nb > 0 && !t->data))
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "invalid constant for input %d", index);
+  TRY(set_shape(o, NULL, index, t->rank, t->dims));
+  input_shape *s = NULL;
+  for (int i = 0; i < o->n_shapes; i++)
+    if (!o->shapes[i].name && o->shapes[i].index == index) s = &o->shapes[i];
+  void *copy = malloc(nb > 0 ? (size_t)nb : 1);
+  if (!copy) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  if (nb > 0) memcpy(copy, t->data, (size_t)nb);
+  free(s->value.data);
+  s->value = *t;
+  s->value.data = copy;
+  return INFER_OK;
+}
+
 infer_status infer_options_set_batch(infer_options *o, int64_t batch) {
   if (!o || batch < 1)
     return infer_fail(INFER_ERR_INVALID_ARGUMENT, "batch must be at least 1, not %lld",
@@ -124,4 +148,16 @@ void engine_log(const struct infer_options *o, const char *fmt, ...) {
     o->log(o->log_user, line);
   else
     fprintf(stderr, "infer: %s\n", line);
+}
+
+#ifdef INFER_HAVE_CUDA
+int cuda_visible_devices(void); /* engine/cuda/cuda_engine.c */
+#endif
+
+int infer_device_count(infer_device d) {
+  if (d == INFER_DEVICE_CPU) return 1;
+#ifdef INFER_HAVE_CUDA
+  if (d == INFER_DEVICE_CUDA) return cuda_visible_devices();
+#endif
+  return 0;
 }

@@ -210,8 +210,9 @@ infer_status tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir
     return infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld bytes", what,
                       (long long)nbytes);
   infer_status s = INFER_OK;
-  if (tp->has_raw_data)
-    memcpy(out->data, tp->raw_data.data, (size_t)nbytes); /* little-endian host */
+  if (tp->has_raw_data) {
+    if (nbytes > 0) memcpy(out->data, tp->raw_data.data, (size_t)nbytes); /* little-endian host */
+  }
   else
     from_typed(tp, count, out);
   if (s != INFER_OK) infer_tensor_clear(out);

@@ -1,6 +1,6 @@
 /* activation_unary.c: pointwise activations: Relu, LeakyRelu, Sigmoid,
  * HardSigmoid, HardSwish, Tanh, Gelu, Softplus, Elu, Selu, Celu, Softsign, Mish,
- * ThresholdedRelu. Each is one expression instantiated for float, double and
+ * ThresholdedRelu, Swish, Shrink. Each is one expression instantiated for float, double and
  * (through float) float16 / bfloat16. Comparisons are written so NaN passes
  * through, as in the numpy reference. */
 #include <stdlib.h>
@@ -14,8 +14,10 @@
                                              INFER_DTYPE_UNDEFINED};                       \
   EW_UNARY_OP(var, NAME, SINCE, OP_OPSET_MAX, kname##_impl, ATTRS, PARSE);
 
-/* exp(x) overflows for large |x| in the naive forms; these stay finite. */
-#define SIGMOID(x) ((T)1 / ((T)1 + exp(-(x)))) /* exp overflow gives 1/inf = 0: fine */
+/* Sigmoid: when exp(-x) overflows, 1 / inf = 0 is the right limit, so the
+ * plain form needs no branch. Softplus: log(1 + exp(x)) would overflow to inf
+ * for large x; this form stays finite and exact there. */
+#define SIGMOID(x) ((T)1 / ((T)1 + exp(-(x))))
 #define SOFTPLUS(x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
 
 /* ---- attribute parsing --------------------------------------------------------------- */
@@ -48,6 +50,12 @@ static infer_status alpha1_parse(const node *n, void **p) { return parse_abg(n, 
 static infer_status selu_parse(const node *n, void **p) {
   return parse_abg(n, p, 1.67326319217681884765625f, 0, 1.05070102214813232421875f);
 }
+static infer_status shrink_parse(const node *n, void **params) {
+  float lambd, bias;
+  TRY(attr_get_float(n, "lambd", 0.5f, &lambd));
+  TRY(attr_get_float(n, "bias", 0.0f, &bias));
+  return params_new(params, lambd, bias, 0, 0);
+}
 static infer_status gelu_parse(const node *n, void **params) {
   const char *a;
   TRY(attr_get_string(n, "approximate", "none", &a));
@@ -61,6 +69,7 @@ static const char *const alpha_attrs[] = {"alpha", NULL};
 static const char *const alpha_beta_attrs[] = {"alpha", "beta", NULL};
 static const char *const alpha_gamma_attrs[] = {"alpha", "gamma", NULL};
 static const char *const gelu_attrs[] = {"approximate", NULL};
+static const char *const shrink_attrs[] = {"lambd", "bias", NULL};
 
 /* ---- kernels and descriptors ------------------------------------------------------- */
 
@@ -118,3 +127,14 @@ ACT_OP(op_celu, "Celu", 12, celu, alpha_attrs, alpha1_parse)
 
 EW_UNARY_FLOAT_KERNELS(thresholded, x > (T)p->alpha ? x : 0)
 ACT_OP(op_thresholded_relu, "ThresholdedRelu", 10, thresholded, alpha_attrs, alpha1_parse)
+
+/* Swish (opset 24): x * sigmoid(alpha x); activation_glu.c reuses it for SwiGLU. */
+EW_UNARY_FLOAT_KERNELS(swish, x * SIGMOID((T)p->alpha * x))
+const ew_unary_impl ew_swish_impl = {"Swish", {EW_UNARY_FLOAT_ENTRIES(swish)}, 0};
+EW_UNARY_OP(op_swish, "Swish", 24, OP_OPSET_MAX, ew_swish_impl, alpha_attrs, alpha1_parse);
+
+/* Shrink: alpha holds lambd, beta holds bias. */
+EW_UNARY_FLOAT_KERNELS(shrink, x < -(T)p->alpha   ? x + (T)p->beta
+                               : x > (T)p->alpha ? x - (T)p->beta
+                                                 : 0)
+ACT_OP(op_shrink, "Shrink", 9, shrink, shrink_attrs, shrink_parse)

@@ -21,15 +21,15 @@ typedef struct conv_params {
 /* Sizes of one Conv/ConvTranspose problem, from the input shapes. */
 typedef struct conv_dims {
   int64_t n, c, m, cg, mg, group, kernel; /* kernel = prod(k) */
-  win_geom g; /* Conv: X -> Y; ConvTranspose: the Y -> X forward view */
+  win_geom g;                             /* Conv: X -> Y; ConvTranspose: the Y -> X forward view */
   bool pointwise;
 } conv_dims;
 
 static const char *const conv_attr_names[] = {"auto_pad", "dilations", "group", "kernel_shape",
                                               "pads",     "strides",   NULL};
-static const char *const convt_attr_names[] = {
-    "auto_pad", "dilations", "group",  "kernel_shape", "output_padding", "output_shape",
-    "pads",     "strides",   NULL};
+static const char *const convt_attr_names[] = {"auto_pad",     "dilations",      "group",
+                                               "kernel_shape", "output_padding", "output_shape",
+                                               "pads",         "strides",        NULL};
 
 static infer_status conv_parse_common(const node *n, const char *op, bool transpose,
                                       void **params) {
@@ -49,8 +49,8 @@ static infer_status conv_parse_common(const node *n, const char *op, bool transp
       s = infer_fail(INFER_ERR_UNSUPPORTED, "%s: output_padding has %d entries", op, c);
     for (int i = 0; s == INFER_OK && i < c; i++) {
       if (v[i] < 0)
-        s = infer_fail(INFER_ERR_INVALID_MODEL, "%s: output_padding[%d] = %lld is negative", op,
-                       i, (long long)v[i]);
+        s = infer_fail(INFER_ERR_INVALID_MODEL, "%s: output_padding[%d] = %lld is negative", op, i,
+                       (long long)v[i]);
       p->output_padding[i] = v[i];
     }
     if (s == INFER_OK) p->n_output_padding = c;
@@ -59,8 +59,8 @@ static infer_status conv_parse_common(const node *n, const char *op, bool transp
       s = infer_fail(INFER_ERR_UNSUPPORTED, "%s: output_shape has %d entries", op, c);
     for (int i = 0; s == INFER_OK && i < c; i++) {
       if (v[i] < 1)
-        s = infer_fail(INFER_ERR_INVALID_MODEL, "%s: output_shape[%d] = %lld must be >= 1", op,
-                       i, (long long)v[i]);
+        s = infer_fail(INFER_ERR_INVALID_MODEL, "%s: output_shape[%d] = %lld must be >= 1", op, i,
+                       (long long)v[i]);
       p->output_shape[i] = v[i];
     }
     if (s == INFER_OK) p->n_output_shape = c;
@@ -91,26 +91,26 @@ static infer_status check_inputs(const char *op, const conv_params *p, const ten
                                  int64_t *kernel) {
   const tensor *x = in[0], *w = in[1], *b = in[2];
   if (!dtype_is_float(x->dtype))
-    return infer_fail(INFER_ERR_UNSUPPORTED, "%s: input dtype %s", op,
-                      infer_dtype_name(x->dtype));
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s: input dtype %s", op, infer_dtype_name(x->dtype));
   if (w->dtype != x->dtype || (b && b->dtype != x->dtype))
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: X is %s but W is %s%s%s", op,
                       infer_dtype_name(x->dtype), infer_dtype_name(w->dtype), b ? " and B " : "",
                       b ? infer_dtype_name(b->dtype) : "");
   char s1[96], s2[96];
   if (x->rank < 3 || w->rank != x->rank)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: X %s and W %s must have the same rank >= 3",
-                      op, dims_format(x->rank, x->dims, s1, sizeof s1),
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: X %s and W %s must have the same rank >= 3", op,
+                      dims_format(x->rank, x->dims, s1, sizeof s1),
                       dims_format(w->rank, w->dims, s2, sizeof s2));
   int nsp = x->rank - 2;
   if (nsp > WIN_MAX_SPATIAL)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "%s: %d spatial dims (supported: up to %d)", op,
-                      nsp, WIN_MAX_SPATIAL);
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s: %d spatial dims (supported: up to %d)", op, nsp,
+                      WIN_MAX_SPATIAL);
   for (int i = 0; i < nsp; i++) kernel[i] = w->dims[2 + i];
   if (p->w.n_kernel >= 0) {
     if (p->w.n_kernel != nsp)
-      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: kernel_shape has %d entries for %d spatial dims",
-                        op, p->w.n_kernel, nsp);
+      return infer_fail(INFER_ERR_INVALID_MODEL,
+                        "%s: kernel_shape has %d entries for %d spatial dims", op, p->w.n_kernel,
+                        nsp);
     for (int i = 0; i < nsp; i++)
       if (p->w.kernel[i] != kernel[i])
         return infer_fail(INFER_ERR_INVALID_MODEL, "%s: kernel_shape does not match W %s", op,
@@ -130,10 +130,11 @@ static infer_status conv_dims_make(const conv_params *p, const tensor *const *in
   d->group = p->group;
   char s1[96], s2[96];
   if (d->c % d->group != 0 || d->m % d->group != 0 || w->dims[1] * d->group != d->c)
-    return infer_fail(INFER_ERR_INVALID_MODEL,
-                      "Conv: X %s and W %s do not match with group %lld (W must be M x C/group x k...)",
-                      dims_format(x->rank, x->dims, s1, sizeof s1),
-                      dims_format(w->rank, w->dims, s2, sizeof s2), (long long)d->group);
+    return infer_fail(
+        INFER_ERR_INVALID_MODEL,
+        "Conv: X %s and W %s do not match with group %lld (W must be M x C/group x k...)",
+        dims_format(x->rank, x->dims, s1, sizeof s1), dims_format(w->rank, w->dims, s2, sizeof s2),
+        (long long)d->group);
   if (b && (b->rank != 1 || b->dims[0] != d->m))
     return infer_fail(INFER_ERR_INVALID_MODEL, "Conv: B %s must be 1-D of size M = %lld",
                       dims_format(b->rank, b->dims, s1, sizeof s1), (long long)d->m);
@@ -150,7 +151,7 @@ static infer_status conv_dims_make(const conv_params *p, const tensor *const *in
 
 /* The engine passes NULL for an omitted optional input; B may also be absent
  * from the node altogether, so only n_inputs slots are read. */
-#define CONV_INPUTS(n, in) \
+#define CONV_INPUTS(n, in)                                                        \
   const tensor *ins_[3] = {(in)[0], (in)[1], (n)->n_inputs > 2 ? (in)[2] : NULL}; \
   in = ins_
 
@@ -199,27 +200,27 @@ static int64_t conv_workspace(const node *n, const void *params, const tensor *c
   return conv_ws_bytes(&d, in, out[0]);
 }
 
-#define DEFINE_CONV_CORE(NAME, T, IM2COL, GEMM)                                                \
-  static void NAME(const conv_dims *d, const T *x, const T *w, const T *b, T *y, T *col) {    \
-    const int64_t in_sz = win_in_count(&d->g), out_sz = win_out_count(&d->g);                 \
-    const int64_t kk = d->cg * d->kernel;                                                     \
-    for (int64_t n = 0; n < d->n; n++)                                                        \
-      for (int64_t g = 0; g < d->group; g++) {                                                \
-        const T *xg = x + (n * d->c + g * d->cg) * in_sz;                                     \
-        T *yg = y + (n * d->m + g * d->mg) * out_sz;                                          \
-        const T *cols = xg;                                                                   \
-        if (!d->pointwise) {                                                                  \
-          IM2COL(xg, d->cg, &d->g, col);                                                      \
-          cols = col;                                                                         \
-        }                                                                                     \
-        if (b)                                                                                \
-          for (int64_t m = 0; m < d->mg; m++) {                                               \
-            T bv = b[g * d->mg + m], *row = yg + m * out_sz;                                  \
-            for (int64_t i = 0; i < out_sz; i++) row[i] = bv;                                 \
-          }                                                                                   \
-        GEMM(false, false, d->mg, out_sz, kk, 1, w + g * d->mg * kk, kk, cols, out_sz,        \
-             b ? 1 : 0, yg, out_sz);                                                          \
-      }                                                                                       \
+#define DEFINE_CONV_CORE(NAME, T, IM2COL, GEMM)                                                   \
+  static void NAME(const conv_dims *d, const T *x, const T *w, const T *b, T *y, T *col) {        \
+    const int64_t in_sz = win_in_count(&d->g), out_sz = win_out_count(&d->g);                     \
+    const int64_t kk = d->cg * d->kernel;                                                         \
+    for (int64_t n = 0; n < d->n; n++)                                                            \
+      for (int64_t g = 0; g < d->group; g++) {                                                    \
+        const T *xg = x + (n * d->c + g * d->cg) * in_sz;                                         \
+        T *yg = y + (n * d->m + g * d->mg) * out_sz;                                              \
+        const T *cols = xg;                                                                       \
+        if (!d->pointwise) {                                                                      \
+          IM2COL(xg, d->cg, &d->g, col);                                                          \
+          cols = col;                                                                             \
+        }                                                                                         \
+        if (b)                                                                                    \
+          for (int64_t m = 0; m < d->mg; m++) {                                                   \
+            T bv = b[g * d->mg + m], *row = yg + m * out_sz;                                      \
+            for (int64_t i = 0; i < out_sz; i++) row[i] = bv;                                     \
+          }                                                                                       \
+        GEMM(false, false, d->mg, out_sz, kk, 1, w + g * d->mg * kk, kk, cols, out_sz, b ? 1 : 0, \
+             yg, out_sz);                                                                         \
+      }                                                                                           \
   }
 
 DEFINE_CONV_CORE(conv_core_f32, float, im2col_f32, cpu_sgemm)
@@ -260,8 +261,7 @@ static infer_status conv_run(const node *n, const void *params, const tensor *co
 
 /* ---- ConvTranspose ------------------------------------------------------------ */
 
-static infer_status convt_dims_make(const conv_params *p, const tensor *const *in,
-                                    conv_dims *d) {
+static infer_status convt_dims_make(const conv_params *p, const tensor *const *in, conv_dims *d) {
   const tensor *x = in[0], *w = in[1], *b = in[2];
   int64_t kernel[WIN_MAX_SPATIAL];
   TRY(check_inputs("ConvTranspose", p, in, kernel));
@@ -316,8 +316,9 @@ static infer_status convt_dims_make(const conv_params *p, const tensor *const *i
     int64_t dl = a->n_dilations > 0 ? a->dilations[i] : 1;
     int64_t op = p->n_output_padding > 0 ? p->output_padding[i] : 0;
     if (xi < 1 || k < 1 || xi > INT64_MAX / 8 / s || k > INT64_MAX / 8 / dl || op > INT64_MAX / 8)
-      return infer_fail(INFER_ERR_INVALID_MODEL, "ConvTranspose: spatial dim %d: input %lld, kernel %lld",
-                        i, (long long)xi, (long long)k);
+      return infer_fail(INFER_ERR_INVALID_MODEL,
+                        "ConvTranspose: spatial dim %d: input %lld, kernel %lld", i, (long long)xi,
+                        (long long)k);
     int64_t ek = (k - 1) * dl + 1, full = s * (xi - 1) + op + ek, out, pb, pe;
     if (oshape || a->auto_pad == AUTO_PAD_SAME_UPPER || a->auto_pad == AUTO_PAD_SAME_LOWER) {
       out = oshape ? oshape[i] : xi * s;
@@ -340,8 +341,8 @@ static infer_status convt_dims_make(const conv_params *p, const tensor *const *i
       out = full - pb - pe;
     }
     if (out < 1)
-      return infer_fail(INFER_ERR_INVALID_MODEL, "ConvTranspose: spatial dim %d gives output size %lld",
-                        i, (long long)out);
+      return infer_fail(INFER_ERR_INVALID_MODEL,
+                        "ConvTranspose: spatial dim %d gives output size %lld", i, (long long)out);
     /* forward view: Y (size out) is the input of a Conv whose output is X */
     g->in[j] = out;
     g->out[j] = xi;
@@ -401,20 +402,20 @@ static int64_t convt_workspace(const node *n, const void *params, const tensor *
 /* Per image and group: col (Mg*K x in) = W_g^T (W_g is Cg x Mg*K) * X_g (Cg x in),
  * then col2im scatters col into Y_g, which starts as the bias. */
 #define DEFINE_CONVT_CORE(NAME, T, COL2IM, GEMM)                                               \
-  static void NAME(const conv_dims *d, const T *x, const T *w, const T *b, T *y, T *col) {    \
-    const int64_t x_sz = win_out_count(&d->g), y_sz = win_in_count(&d->g);                    \
-    const int64_t mk = d->mg * d->kernel;                                                     \
-    for (int64_t n = 0; n < d->n; n++)                                                        \
-      for (int64_t g = 0; g < d->group; g++) {                                                \
-        const T *xg = x + (n * d->c + g * d->cg) * x_sz;                                      \
-        T *yg = y + (n * d->m + g * d->mg) * y_sz;                                            \
+  static void NAME(const conv_dims *d, const T *x, const T *w, const T *b, T *y, T *col) {     \
+    const int64_t x_sz = win_out_count(&d->g), y_sz = win_in_count(&d->g);                     \
+    const int64_t mk = d->mg * d->kernel;                                                      \
+    for (int64_t n = 0; n < d->n; n++)                                                         \
+      for (int64_t g = 0; g < d->group; g++) {                                                 \
+        const T *xg = x + (n * d->c + g * d->cg) * x_sz;                                       \
+        T *yg = y + (n * d->m + g * d->mg) * y_sz;                                             \
         GEMM(true, false, mk, x_sz, d->cg, 1, w + g * d->cg * mk, mk, xg, x_sz, 0, col, x_sz); \
-        for (int64_t m = 0; m < d->mg; m++) {                                                 \
-          T bv = b ? b[g * d->mg + m] : 0, *row = yg + m * y_sz;                              \
-          for (int64_t i = 0; i < y_sz; i++) row[i] = bv;                                     \
-        }                                                                                     \
-        COL2IM(col, d->mg, &d->g, yg);                                                        \
-      }                                                                                       \
+        for (int64_t m = 0; m < d->mg; m++) {                                                  \
+          T bv = b ? b[g * d->mg + m] : 0, *row = yg + m * y_sz;                               \
+          for (int64_t i = 0; i < y_sz; i++) row[i] = bv;                                      \
+        }                                                                                      \
+        COL2IM(col, d->mg, &d->g, yg);                                                         \
+      }                                                                                        \
   }
 
 DEFINE_CONVT_CORE(convt_core_f32, float, col2im_f32, cpu_sgemm)

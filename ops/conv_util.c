@@ -1,7 +1,6 @@
 /* conv_util.c: sliding-window attributes and geometry, im2col/col2im, staging. */
 #include "conv_util.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "../engine/tensor.h"
@@ -56,9 +55,8 @@ static infer_status check_count(const char *op, const char *name, int count, int
   return INFER_OK;
 }
 
-infer_status win_geom_forward(const win_attrs *w, int nsp, const int64_t *in,
-                              const int64_t *kernel, bool ceil_mode, const char *op,
-                              win_geom *g) {
+infer_status win_geom_forward(const win_attrs *w, int nsp, const int64_t *in, const int64_t *kernel,
+                              bool ceil_mode, const char *op, win_geom *g) {
   if (nsp < 1 || nsp > WIN_MAX_SPATIAL)
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s: %d spatial dims (supported: 1 to %d)", op, nsp,
                       WIN_MAX_SPATIAL);
@@ -105,14 +103,11 @@ infer_status win_geom_forward(const win_attrs *w, int nsp, const int64_t *in,
             return infer_fail(INFER_ERR_INVALID_MODEL, "%s: pads too large", op);
         }
         int64_t num = x + pb + pe - ek;
-        if (num < 0) {
-          char b1[32];
-          snprintf(b1, sizeof b1, "%lld", (long long)x);
+        if (num < 0)
           return infer_fail(INFER_ERR_INVALID_MODEL,
-                            "%s: spatial dim %d: input %s plus pads %lld+%lld is smaller than "
+                            "%s: spatial dim %d: input %lld plus pads %lld+%lld is smaller than "
                             "the dilated kernel %lld",
-                            op, i, b1, (long long)pb, (long long)pe, (long long)ek);
-        }
+                            op, i, (long long)x, (long long)pb, (long long)pe, (long long)ek);
         if (ceil_mode && w->auto_pad == AUTO_PAD_NOTSET) {
           out = (num + s - 1) / s + 1;
           /* the last window must start inside the input or the left padding */
@@ -124,8 +119,8 @@ infer_status win_geom_forward(const win_attrs *w, int nsp, const int64_t *in,
       }
     }
     if (out < 1)
-      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: spatial dim %d gives output size %lld", op,
-                        i, (long long)out);
+      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: spatial dim %d gives output size %lld", op, i,
+                        (long long)out);
     g->in[j] = x;
     g->k[j] = k;
     g->s[j] = s;
@@ -142,77 +137,77 @@ int64_t win_out_count(const win_geom *g) { return dims_count(3, g->out); }
 int64_t win_kernel_count(const win_geom *g) { return dims_count(3, g->k); }
 
 /* One template for both element types: the body only moves and adds elements. */
-#define DEFINE_IM2COL(NAME, T)                                                                 \
-  void NAME(const T *x, int64_t channels, const win_geom *g, T *col) {                        \
-    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];                                \
-    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];                             \
-    const int64_t on = OD * OH * OW;                                                          \
-    T *row = col;                                                                             \
-    for (int64_t c = 0; c < channels; c++) {                                                  \
-      const T *xc = x + c * ID * IH * IW;                                                     \
-      for (int64_t kd = 0; kd < g->k[0]; kd++)                                                \
-        for (int64_t kh = 0; kh < g->k[1]; kh++)                                              \
-          for (int64_t kw = 0; kw < g->k[2]; kw++, row += on) {                               \
-            int64_t w0 = kw * g->d[2] - g->pb[2], lo, hi;                                     \
-            win_range(w0, g->s[2], IW, OW, &lo, &hi);                                         \
-            T *dst = row;                                                                     \
-            for (int64_t od = 0; od < OD; od++) {                                             \
-              int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];                            \
-              for (int64_t oh = 0; oh < OH; oh++, dst += OW) {                                \
-                int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];                          \
-                if (id < 0 || id >= ID || ih < 0 || ih >= IH) {                               \
-                  memset(dst, 0, (size_t)OW * sizeof(T));                                     \
-                  continue;                                                                   \
-                }                                                                             \
-                const T *src = xc + (id * IH + ih) * IW + w0;                                 \
-                for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0;                              \
-                if (g->s[2] == 1)                                                             \
-                  memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(T));                  \
-                else                                                                          \
-                  for (int64_t ow = lo; ow < hi; ow++) dst[ow] = src[ow * g->s[2]];           \
-                for (int64_t ow = hi; ow < OW; ow++) dst[ow] = 0;                             \
-              }                                                                               \
-            }                                                                                 \
-          }                                                                                   \
-    }                                                                                         \
+#define DEFINE_IM2COL(NAME, T)                                                      \
+  void NAME(const T *x, int64_t channels, const win_geom *g, T *col) {              \
+    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];                      \
+    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];                   \
+    const int64_t on = OD * OH * OW;                                                \
+    T *row = col;                                                                   \
+    for (int64_t c = 0; c < channels; c++) {                                        \
+      const T *xc = x + c * ID * IH * IW;                                           \
+      for (int64_t kd = 0; kd < g->k[0]; kd++)                                      \
+        for (int64_t kh = 0; kh < g->k[1]; kh++)                                    \
+          for (int64_t kw = 0; kw < g->k[2]; kw++, row += on) {                     \
+            int64_t w0 = kw * g->d[2] - g->pb[2], lo, hi;                           \
+            win_range(w0, g->s[2], IW, OW, &lo, &hi);                               \
+            T *dst = row;                                                           \
+            for (int64_t od = 0; od < OD; od++) {                                   \
+              int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];                  \
+              for (int64_t oh = 0; oh < OH; oh++, dst += OW) {                      \
+                int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];                \
+                if (id < 0 || id >= ID || ih < 0 || ih >= IH) {                     \
+                  memset(dst, 0, (size_t)OW * sizeof(T));                           \
+                  continue;                                                         \
+                }                                                                   \
+                const T *src = xc + (id * IH + ih) * IW + w0;                       \
+                for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0;                    \
+                if (g->s[2] == 1)                                                   \
+                  memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(T));        \
+                else                                                                \
+                  for (int64_t ow = lo; ow < hi; ow++) dst[ow] = src[ow * g->s[2]]; \
+                for (int64_t ow = hi; ow < OW; ow++) dst[ow] = 0;                   \
+              }                                                                     \
+            }                                                                       \
+          }                                                                         \
+    }                                                                               \
   }
 
 DEFINE_IM2COL(im2col_f32, float)
 DEFINE_IM2COL(im2col_f64, double)
 
-#define DEFINE_COL2IM(NAME, T)                                                                 \
-  void NAME(const T *col, int64_t channels, const win_geom *g, T *y) {                        \
-    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];                                \
-    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];                             \
-    const int64_t on = OD * OH * OW;                                                          \
-    const T *row = col;                                                                       \
-    for (int64_t c = 0; c < channels; c++) {                                                  \
-      T *yc = y + c * ID * IH * IW;                                                           \
-      for (int64_t kd = 0; kd < g->k[0]; kd++)                                                \
-        for (int64_t kh = 0; kh < g->k[1]; kh++)                                              \
-          for (int64_t kw = 0; kw < g->k[2]; kw++, row += on) {                               \
-            int64_t w0 = kw * g->d[2] - g->pb[2], lo, hi;                                     \
-            win_range(w0, g->s[2], IW, OW, &lo, &hi);                                         \
-            const T *src = row;                                                               \
-            for (int64_t od = 0; od < OD; od++) {                                             \
-              int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];                            \
-              for (int64_t oh = 0; oh < OH; oh++, src += OW) {                                \
-                int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];                          \
-                if (id < 0 || id >= ID || ih < 0 || ih >= IH) continue;                       \
-                T *dst = yc + (id * IH + ih) * IW + w0;                                       \
-                for (int64_t ow = lo; ow < hi; ow++) dst[ow * g->s[2]] += src[ow];            \
-              }                                                                               \
-            }                                                                                 \
-          }                                                                                   \
-    }                                                                                         \
+#define DEFINE_COL2IM(NAME, T)                                                     \
+  void NAME(const T *col, int64_t channels, const win_geom *g, T *y) {             \
+    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];                     \
+    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];                  \
+    const int64_t on = OD * OH * OW;                                               \
+    const T *row = col;                                                            \
+    for (int64_t c = 0; c < channels; c++) {                                       \
+      T *yc = y + c * ID * IH * IW;                                                \
+      for (int64_t kd = 0; kd < g->k[0]; kd++)                                     \
+        for (int64_t kh = 0; kh < g->k[1]; kh++)                                   \
+          for (int64_t kw = 0; kw < g->k[2]; kw++, row += on) {                    \
+            int64_t w0 = kw * g->d[2] - g->pb[2], lo, hi;                          \
+            win_range(w0, g->s[2], IW, OW, &lo, &hi);                              \
+            const T *src = row;                                                    \
+            for (int64_t od = 0; od < OD; od++) {                                  \
+              int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];                 \
+              for (int64_t oh = 0; oh < OH; oh++, src += OW) {                     \
+                int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];               \
+                if (id < 0 || id >= ID || ih < 0 || ih >= IH) continue;            \
+                T *dst = yc + (id * IH + ih) * IW + w0;                            \
+                for (int64_t ow = lo; ow < hi; ow++) dst[ow * g->s[2]] += src[ow]; \
+              }                                                                    \
+            }                                                                      \
+          }                                                                        \
+    }                                                                              \
   }
 
 DEFINE_COL2IM(col2im_f32, float)
 DEFINE_COL2IM(col2im_f64, double)
 
 void ref_dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-               const double *a, int64_t lda, const double *b, int64_t ldb, double beta,
-               double *c, int64_t ldc) {
+               const double *a, int64_t lda, const double *b, int64_t ldb, double beta, double *c,
+               int64_t ldc) {
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double acc = 0;
@@ -236,7 +231,9 @@ void stage_to_f32(const void *src, infer_dtype dt, int64_t count, float *dst) {
     case INFER_DTYPE_FLOAT64:
       for (int64_t i = 0; i < count; i++) dst[i] = (float)((const double *)src)[i];
       break;
-    default: memcpy(dst, src, (size_t)count * sizeof(float)); break;
+    default:
+      memcpy(dst, src, (size_t)count * sizeof(float));
+      break;
   }
 }
 
@@ -252,7 +249,9 @@ void stage_from_f32(const float *src, infer_dtype dt, int64_t count, void *dst) 
     case INFER_DTYPE_FLOAT64:
       for (int64_t i = 0; i < count; i++) ((double *)dst)[i] = src[i];
       break;
-    default: memcpy(dst, src, (size_t)count * sizeof(float)); break;
+    default:
+      memcpy(dst, src, (size_t)count * sizeof(float));
+      break;
   }
 }
 

@@ -41,9 +41,8 @@ typedef struct win_geom {
 /* Forward window geometry (Conv, pooling). kernel: the nsp kernel dims (from W or
  * kernel_shape). ceil_mode: pooling's rounding (output shrinks so the last window
  * starts inside the input or the left padding). Output dims < 1 are an error. */
-infer_status win_geom_forward(const win_attrs *w, int nsp, const int64_t *in,
-                              const int64_t *kernel, bool ceil_mode, const char *op,
-                              win_geom *g);
+infer_status win_geom_forward(const win_attrs *w, int nsp, const int64_t *in, const int64_t *kernel,
+                              bool ceil_mode, const char *op, win_geom *g);
 
 /* Element counts of a geometry. */
 int64_t win_in_count(const win_geom *g);
@@ -74,8 +73,8 @@ void col2im_f64(const double *col, int64_t channels, const win_geom *g, double *
 /* Plain triple-loop double GEMM (float64 models are rare): same contract as
  * cpu_sgemm. */
 void ref_dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-               const double *a, int64_t lda, const double *b, int64_t ldb, double beta,
-               double *c, int64_t ldc);
+               const double *a, int64_t lda, const double *b, int64_t ldb, double beta, double *c,
+               int64_t ldc);
 
 /* float16 / bfloat16 / float32 <-> float32 staging (float32: a copy). */
 void stage_to_f32(const void *src, infer_dtype dt, int64_t count, float *dst);

@@ -26,8 +26,8 @@ static void scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
 }
 
 /* acc (MR x NR) = sum over p of ap[p][r] * bp[p][c]; then C += acc (valid part). */
-static void micro_kernel(int64_t kc, const float *restrict ap, const float *restrict bp,
-                         float *c, int64_t ldc, int64_t mr, int64_t nr) {
+static void micro_kernel(int64_t kc, const float *restrict ap, const float *restrict bp, float *c,
+                         int64_t ldc, int64_t mr, int64_t nr) {
   float acc[MR][NR];
   for (int r = 0; r < MR; r++)
     for (int j = 0; j < NR; j++) acc[r][j] = 0.0f;
@@ -40,9 +40,9 @@ static void micro_kernel(int64_t kc, const float *restrict ap, const float *rest
     for (int64_t j = 0; j < nr; j++) c[r * ldc + j] += acc[r][j];
 }
 
-static void gemm_fallback(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                          float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                          float beta, float *c, int64_t ldc) {
+static void gemm_fallback(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                          const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                          float *c, int64_t ldc) {
   float apack[MC * KC], bpack[KC * NR];
   scale_c(m, n, beta, c, ldc);
   if (k == 0 || alpha == 0.0f) return;
@@ -81,8 +81,8 @@ void cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
 #ifdef INFER_HAVE_CBLAS
   /* CBLAS takes int sizes (OpenBLAS without INTERFACE64); larger problems and the
    * degenerate k == 0 (which some BLAS builds skip without scaling C) use the loop. */
-  if (k > 0 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
-      ldb <= INT_MAX && ldc <= INT_MAX) {
+  if (k > 0 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX &&
+      ldc <= INT_MAX) {
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
                 (int)(lda > 0 ? lda : 1), b, (int)(ldb > 0 ? ldb : 1), beta, c, (int)ldc);

@@ -10,7 +10,8 @@ extern const op_desc op_sqrt, op_exp, op_log, op_neg, op_abs, op_reciprocal, op_
 extern const op_desc op_floor, op_ceil, op_round, op_sign;
 extern const op_desc op_sin, op_cos, op_tan, op_asin, op_acos, op_atan;
 extern const op_desc op_sinh, op_cosh, op_asinh, op_acosh, op_atanh;
-extern const op_desc op_isnan, op_isinf, op_cast, op_castlike;
+extern const op_desc op_isnan, op_isinf, op_cast, op_castlike, op_bitcast;
+extern const op_desc op_bitwise_and, op_bitwise_or, op_bitwise_xor, op_bitwise_not;
 
 const op_desc *const ops_elementwise[] = {
     &op_add,   &op_sub,   &op_mul,   &op_div,        &op_pow,          &op_mod,
@@ -20,4 +21,5 @@ const op_desc *const ops_elementwise[] = {
     &op_neg,   &op_abs,   &op_reciprocal, &op_erf,   &op_floor,        &op_ceil,
     &op_round, &op_sign,  &op_sin,   &op_cos,        &op_tan,          &op_asin,
     &op_acos,  &op_atan,  &op_sinh,  &op_cosh,       &op_asinh,        &op_acosh,
-    &op_atanh, &op_isnan, &op_isinf, &op_cast,       &op_castlike,     NULL};
+    &op_atanh, &op_isnan, &op_isinf, &op_cast,       &op_castlike,     &op_bitcast,
+    &op_bitwise_and, &op_bitwise_or, &op_bitwise_xor, &op_bitwise_not, NULL};

@@ -257,8 +257,11 @@ void ew_unary_via_f32(void *o, const void *a, int64_t n, const ew_unary_params *
 #define EW_UNARY_ENTRY_X(sfx, DT, TT, UT, CT, LD, ST, name, unused) \
   [INFER_DTYPE_##DT] = name##_##sfx,
 
-/* Kernel table shared between files (elementwise_arith.c; Sum uses it). */
+/* Kernels shared between files: Add (elementwise_arith.c; Sum uses it), Mul
+ * (SwiGLU), Swish (activation_unary.c; SwiGLU). */
 extern const ew_binary_fn ew_add_table[EW_DTYPE_SLOTS];
+extern const ew_binary_fn ew_mul_table[EW_DTYPE_SLOTS];
+extern const ew_unary_impl ew_swish_impl;
 
 /* ---- scalar conversions (elementwise_convert.c) -------------------------------------- */
 

@@ -31,7 +31,7 @@ static const ew_binary_fn sub_table[EW_DTYPE_SLOTS] = {
 EW_FLOAT_TYPES(EW_ARITH_X, mul, x * y)
 EW_SINT_TYPES(EW_ARITH_X, mul, (U)x * (U)y)
 EW_UINT_TYPES(EW_ARITH_X, mul, (U)x * (U)y)
-static const ew_binary_fn mul_table[EW_DTYPE_SLOTS] = {
+const ew_binary_fn ew_mul_table[EW_DTYPE_SLOTS] = {
     EW_FLOAT_TYPES(EW_ENTRY_X, mul, 0) EW_SINT_TYPES(EW_ENTRY_X, mul, 0)
         EW_UINT_TYPES(EW_ENTRY_X, mul, 0)};
 
@@ -214,5 +214,5 @@ const op_desc op_bitshift = {.name = "BitShift", .domain = "", .since = 11,
 /* From opset 7 (numpy broadcasting; opsets 1-6 used the broadcast/axis attributes). */
 EW_BINARY_OP(op_add, "Add", 7, OP_OPSET_MAX, ew_add_table, EW_NUMERIC, INFER_DTYPE_UNDEFINED);
 EW_BINARY_OP(op_sub, "Sub", 7, OP_OPSET_MAX, sub_table, EW_NUMERIC, INFER_DTYPE_UNDEFINED);
-EW_BINARY_OP(op_mul, "Mul", 7, OP_OPSET_MAX, mul_table, EW_NUMERIC, INFER_DTYPE_UNDEFINED);
+EW_BINARY_OP(op_mul, "Mul", 7, OP_OPSET_MAX, ew_mul_table, EW_NUMERIC, INFER_DTYPE_UNDEFINED);
 EW_BINARY_OP(op_div, "Div", 7, OP_OPSET_MAX, div_table, EW_NUMERIC, INFER_DTYPE_UNDEFINED);

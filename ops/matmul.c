@@ -14,9 +14,7 @@ static bool mm_dtype_ok(infer_dtype t) {
   return dtype_is_float(t) || t == INFER_DTYPE_INT32 || t == INFER_DTYPE_INT64 ||
          t == INFER_DTYPE_UINT32 || t == INFER_DTYPE_UINT64;
 }
-static bool is_half(infer_dtype t) {
-  return t == INFER_DTYPE_FLOAT16 || t == INFER_DTYPE_BFLOAT16;
-}
+static bool is_half(infer_dtype t) { return t == INFER_DTYPE_FLOAT16 || t == INFER_DTYPE_BFLOAT16; }
 static bool shape_known(const tensor *t) {
   for (int i = 0; i < t->rank; i++)
     if (t->dims[i] < 0) return false;
@@ -159,7 +157,9 @@ static infer_status matmul_run(const node *n, const void *params, const tensor *
   TRY(mm_dims_make(a, b, &d));
   int64_t mk = d.m * d.k, kn = d.k * d.n, mn = d.m * d.n;
   switch (a->dtype) {
-    case INFER_DTYPE_FLOAT32: matmul_f32(&d, a->data, b->data, y->data); break;
+    case INFER_DTYPE_FLOAT32:
+      matmul_f32(&d, a->data, b->data, y->data);
+      break;
     case INFER_DTYPE_FLOAT16:
     case INFER_DTYPE_BFLOAT16: {
       char *cur = ws;
@@ -198,8 +198,8 @@ typedef struct gemm_params {
   int64_t trans_a, trans_b;
 } gemm_params;
 
-static const char *const gemm_attr_names[] = {"alpha", "beta", "broadcast", "transA", "transB",
-                                              NULL};
+static const char *const gemm_attr_names[] = {"alpha",  "beta",   "broadcast",
+                                              "transA", "transB", NULL};
 
 static infer_status gemm_parse(const node *n, void **params) {
   gemm_params *p = calloc(1, sizeof *p);
@@ -299,13 +299,19 @@ static int64_t gemm_workspace(const node *n, const void *params, const tensor *c
 }
 
 /* Writes C broadcast to M x N into y as float/double (rows x cols of 1 or M/N). */
-#define DEFINE_FILL_C(NAME, T)                                                        \
-  static void NAME(const gemm_dims *d, const tensor *c, T *y) {                       \
-    for (int64_t i = 0; i < d->m; i++)                                                \
-      for (int64_t j = 0; j < d->n; j++) {                                            \
-        int64_t ci = (d->c_rows == 1 ? 0 : i) * d->c_cols + (d->c_cols == 1 ? 0 : j); \
-        y[i * d->n + j] = (T)tensor_get_f64(c, ci);                                   \
-      }                                                                               \
+#define DEFINE_FILL_C(NAME, T)                                                                 \
+  static void NAME(const gemm_dims *d, const tensor *c, T *y) {                                \
+    for (int64_t i = 0; i < d->m; i++) {                                                       \
+      int64_t row = (d->c_rows == 1 ? 0 : i) * d->c_cols;                                      \
+      T *yr = y + i * d->n;                                                                    \
+      if (c->dtype == INFER_DTYPE_FLOAT32) { /* the common bias case, no per-element switch */ \
+        const float *cf = (const float *)c->data + row;                                        \
+        for (int64_t j = 0; j < d->n; j++) yr[j] = (T)cf[d->c_cols == 1 ? 0 : j];              \
+      } else {                                                                                 \
+        for (int64_t j = 0; j < d->n; j++)                                                     \
+          yr[j] = (T)tensor_get_f64(c, row + (d->c_cols == 1 ? 0 : j));                        \
+      }                                                                                        \
+    }                                                                                          \
   }
 DEFINE_FILL_C(fill_c_f32, float)
 DEFINE_FILL_C(fill_c_f64, double)
@@ -349,9 +355,9 @@ static infer_status gemm_run(const node *n, const void *params, const tensor *co
       if (use_c)
         for (int64_t i = 0; i < d.m; i++)
           for (int64_t j = 0; j < d.n; j++)
-            tensor_set_i64(y, i * d.n + j,
-                           tensor_get_i64(c, (d.c_rows == 1 ? 0 : i) * d.c_cols +
-                                                 (d.c_cols == 1 ? 0 : j)));
+            tensor_set_i64(
+                y, i * d.n + j,
+                tensor_get_i64(c, (d.c_rows == 1 ? 0 : i) * d.c_cols + (d.c_cols == 1 ? 0 : j)));
       int_gemm(a, 0, p->trans_a, b, 0, p->trans_b, y, 0, d.m, d.n, d.k, p->alpha, p->beta, use_c);
       break;
   }

@@ -65,6 +65,7 @@ static void batchnorm_extents(const tensor *x, int64_t *nb, int64_t *c, int64_t 
 static infer_status batchnorm_infer(const node *n, const void *params, const tensor *const *in,
                                     tensor *const *out) {
   const tensor *x = in[0];
+  TRY(nr_require(x, "BatchNormalization", "X"));
   static const char *const names[] = {"X", "scale", "B", "input_mean", "input_var"};
   for (int i = 1; i < n->n_outputs && i < 5; i++)
     if (out[i])

@@ -67,9 +67,10 @@ static infer_status groupnorm_common_infer(const char *op, const tensor *const *
 }
 
 static infer_status check_x(const char *op, const tensor *x) {
+  TRY(nr_require(x, op, "X"));
   if (x->rank < 2)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: input must have rank >= 2 (N x C x ...), got %d",
-                      op, x->rank);
+    return infer_fail(INFER_ERR_INVALID_MODEL,
+                      "%s: input must have rank >= 2 (N x C x ...), got %d", op, x->rank);
   return nr_check_count(x, op);
 }
 

@@ -48,6 +48,7 @@ static infer_status rmsnorm_parse(const node *n, void **params) {
 static infer_status check_affine(const char *op, const char *name, const tensor *t,
                                  const tensor *x) {
   char sa[160], sb[160];
+  TRY(nr_require(t, op, name));
   if (!dtype_is_float(t->dtype))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s: %s dtype %s is not supported", op, name,
                       infer_dtype_name(t->dtype));
@@ -67,6 +68,7 @@ static infer_status layernorm_common_infer(const char *op, const layernorm_param
                                            const tensor *const *in, tensor *const *out,
                                            int *axis) {
   const tensor *x = in[0];
+  TRY(nr_require(x, op, "X"));
   if (!dtype_is_float(x->dtype))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s: X dtype %s is not supported", op,
                       infer_dtype_name(x->dtype));

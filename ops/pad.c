@@ -113,6 +113,7 @@ static infer_status pad_infer(const node *n, const void *params, const tensor *c
                               tensor *const *out) {
   const pad_params *p = params;
   const tensor *x = in[0];
+  TRY(nr_require(x, "Pad", "data"));
   if (infer_dtype_size(x->dtype) == 0)
     return infer_fail(INFER_ERR_UNSUPPORTED, "Pad: dtype %s is not supported",
                       infer_dtype_name(x->dtype));

@@ -18,12 +18,11 @@ typedef struct pool_params {
   int64_t ceil_mode, count_include_pad, storage_order;
 } pool_params;
 
-static const char *const maxpool_attr_names[] = {"auto_pad",     "ceil_mode", "dilations",
-                                                 "kernel_shape", "pads",      "storage_order",
-                                                 "strides",      NULL};
-static const char *const avgpool_attr_names[] = {"auto_pad",     "ceil_mode", "count_include_pad",
-                                                 "dilations",    "kernel_shape", "pads",
-                                                 "strides",      NULL};
+static const char *const maxpool_attr_names[] = {
+    "auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides", NULL};
+static const char *const avgpool_attr_names[] = {
+    "auto_pad",     "ceil_mode", "count_include_pad", "dilations",
+    "kernel_shape", "pads",      "strides",           NULL};
 
 static infer_status pool_parse_common(const node *n, const char *op, void **params) {
   pool_params *p = calloc(1, sizeof *p);
@@ -64,19 +63,19 @@ static bool shape_known(const tensor *t) {
   return true;
 }
 
-static infer_status pool_geom(const char *op, const pool_params *p, const tensor *x,
-                              win_geom *g) {
+static infer_status pool_geom(const char *op, const pool_params *p, const tensor *x, win_geom *g) {
   char sb[96];
   if (x->rank < 3)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: input %s must have rank >= 3 (N, C, ...)", op,
                       dims_format(x->rank, x->dims, sb, sizeof sb));
   int nsp = x->rank - 2;
   if (nsp > WIN_MAX_SPATIAL)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "%s: %d spatial dims (supported: up to %d)", op,
-                      nsp, WIN_MAX_SPATIAL);
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s: %d spatial dims (supported: up to %d)", op, nsp,
+                      WIN_MAX_SPATIAL);
   if (p->w.n_kernel != nsp)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: kernel_shape has %d entries, input %s has %d spatial dims",
-                      op, p->w.n_kernel, dims_format(x->rank, x->dims, sb, sizeof sb), nsp);
+    return infer_fail(INFER_ERR_INVALID_MODEL,
+                      "%s: kernel_shape has %d entries, input %s has %d spatial dims", op,
+                      p->w.n_kernel, dims_format(x->rank, x->dims, sb, sizeof sb), nsp);
   return win_geom_forward(&p->w, nsp, x->dims + 2, p->w.kernel, p->ceil_mode != 0, op, g);
 }
 
@@ -97,7 +96,8 @@ static infer_status pool_infer_common(const char *op, const pool_params *p, bool
     y->dims[0] = x->dims[0];
     y->dims[1] = x->dims[1];
     for (int i = 0; i < g.nsp; i++) y->dims[2 + i] = g.out[3 - g.nsp + i];
-    if (tensor_nbytes(y) < 0) return infer_fail(INFER_ERR_INVALID_MODEL, "%s: output too large", op);
+    if (tensor_nbytes(y) < 0)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: output too large", op);
   }
   return INFER_OK;
 }
@@ -124,45 +124,45 @@ static infer_status avgpool_infer(const node *n, const void *params, const tenso
  * counting batch and channel, row-major or (col_major) column-major within the
  * spatial dims. The 3-D view puts size-1 dims first, so the column-major formula
  * d + h*D + w*D*H also holds for 1-D and 2-D inputs. */
-#define DEFINE_MAXPOOL(NAME, T, ACC, LOAD, STORE, LOWEST)                                      \
-  static void NAME(const win_geom *g, int64_t planes, const T *x, T *y, int64_t *idx,         \
-                   bool col_major) {                                                          \
-    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];                                \
-    const int64_t in_sz = ID * IH * IW;                                                       \
-    for (int64_t p = 0; p < planes; p++) {                                                    \
-      const T *xp = x + p * in_sz;                                                            \
-      for (int64_t od = 0; od < g->out[0]; od++) {                                            \
-        int64_t d0 = od * g->s[0] - g->pb[0], dlo, dhi;                                       \
-        win_range(d0, g->d[0], ID, g->k[0], &dlo, &dhi);                                      \
-        for (int64_t oh = 0; oh < g->out[1]; oh++) {                                          \
-          int64_t h0 = oh * g->s[1] - g->pb[1], hlo, hhi;                                     \
-          win_range(h0, g->d[1], IH, g->k[1], &hlo, &hhi);                                    \
-          for (int64_t ow = 0; ow < g->out[2]; ow++) {                                        \
-            int64_t w0 = ow * g->s[2] - g->pb[2], wlo, whi;                                   \
-            win_range(w0, g->d[2], IW, g->k[2], &wlo, &whi);                                  \
-            ACC best = LOWEST;                                                                \
-            int64_t bi = -1;                                                                  \
-            for (int64_t kd = dlo; kd < dhi; kd++) {                                          \
-              int64_t id = d0 + kd * g->d[0];                                                 \
-              for (int64_t kh = hlo; kh < hhi; kh++) {                                        \
-                int64_t ih = h0 + kh * g->d[1];                                               \
-                const T *xr = xp + (id * IH + ih) * IW;                                       \
-                for (int64_t kw = wlo; kw < whi; kw++) {                                      \
-                  int64_t iw = w0 + kw * g->d[2];                                             \
-                  ACC v = LOAD(xr[iw]);                                                       \
-                  if (bi < 0 || v > best) {                                                   \
-                    best = v;                                                                 \
-                    bi = col_major ? id + ih * ID + iw * ID * IH : (id * IH + ih) * IW + iw;  \
-                  }                                                                           \
-                }                                                                             \
-              }                                                                               \
-            }                                                                                 \
-            *y++ = STORE(best);                                                               \
-            if (idx) *idx++ = bi < 0 ? -1 : p * in_sz + bi;                                   \
-          }                                                                                   \
-        }                                                                                     \
-      }                                                                                       \
-    }                                                                                         \
+#define DEFINE_MAXPOOL(NAME, T, ACC, LOAD, STORE, LOWEST)                                    \
+  static void NAME(const win_geom *g, int64_t planes, const T *x, T *y, int64_t *idx,        \
+                   bool col_major) {                                                         \
+    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];                               \
+    const int64_t in_sz = ID * IH * IW;                                                      \
+    for (int64_t p = 0; p < planes; p++) {                                                   \
+      const T *xp = x + p * in_sz;                                                           \
+      for (int64_t od = 0; od < g->out[0]; od++) {                                           \
+        int64_t d0 = od * g->s[0] - g->pb[0], dlo, dhi;                                      \
+        win_range(d0, g->d[0], ID, g->k[0], &dlo, &dhi);                                     \
+        for (int64_t oh = 0; oh < g->out[1]; oh++) {                                         \
+          int64_t h0 = oh * g->s[1] - g->pb[1], hlo, hhi;                                    \
+          win_range(h0, g->d[1], IH, g->k[1], &hlo, &hhi);                                   \
+          for (int64_t ow = 0; ow < g->out[2]; ow++) {                                       \
+            int64_t w0 = ow * g->s[2] - g->pb[2], wlo, whi;                                  \
+            win_range(w0, g->d[2], IW, g->k[2], &wlo, &whi);                                 \
+            ACC best = LOWEST;                                                               \
+            int64_t bi = -1;                                                                 \
+            for (int64_t kd = dlo; kd < dhi; kd++) {                                         \
+              int64_t id = d0 + kd * g->d[0];                                                \
+              for (int64_t kh = hlo; kh < hhi; kh++) {                                       \
+                int64_t ih = h0 + kh * g->d[1];                                              \
+                const T *xr = xp + (id * IH + ih) * IW;                                      \
+                for (int64_t kw = wlo; kw < whi; kw++) {                                     \
+                  int64_t iw = w0 + kw * g->d[2];                                            \
+                  ACC v = LOAD(xr[iw]);                                                      \
+                  if (bi < 0 || v > best) {                                                  \
+                    best = v;                                                                \
+                    bi = col_major ? id + ih * ID + iw * ID * IH : (id * IH + ih) * IW + iw; \
+                  }                                                                          \
+                }                                                                            \
+              }                                                                              \
+            }                                                                                \
+            *y++ = STORE(best);                                                              \
+            if (idx) *idx++ = bi < 0 ? -1 : p * in_sz + bi;                                  \
+          }                                                                                  \
+        }                                                                                    \
+      }                                                                                      \
+    }                                                                                        \
   }
 
 DEFINE_MAXPOOL(maxpool_f32, float, float, F32_LOAD, F32_STORE, -INFINITY)
@@ -176,40 +176,39 @@ DEFINE_MAXPOOL(maxpool_u8, uint8_t, int, ID_LOAD, ID_STORE, 0)
  * (count_include_pad 0) or inside the padded input [-pad_begin, in + pad_end)
  * (count_include_pad 1); taps past the end padding, which ceil_mode can add, are
  * never counted. */
-#define DEFINE_AVGPOOL(NAME, T, ACC, LOAD, STORE)                                              \
-  static void NAME(const win_geom *g, int64_t planes, const T *x, T *y, bool include_pad) {   \
-    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];                                \
-    const int64_t in_sz = ID * IH * IW;                                                       \
-    for (int64_t p = 0; p < planes; p++) {                                                    \
-      const T *xp = x + p * in_sz;                                                            \
-      for (int64_t od = 0; od < g->out[0]; od++) {                                            \
-        int64_t d0 = od * g->s[0] - g->pb[0], dlo, dhi, dplo, dphi;                           \
-        win_range(d0, g->d[0], ID, g->k[0], &dlo, &dhi);                                      \
-        win_range(d0 + g->pb[0], g->d[0], ID + g->pb[0] + g->pe[0], g->k[0], &dplo, &dphi);   \
-        for (int64_t oh = 0; oh < g->out[1]; oh++) {                                          \
-          int64_t h0 = oh * g->s[1] - g->pb[1], hlo, hhi, hplo, hphi;                         \
-          win_range(h0, g->d[1], IH, g->k[1], &hlo, &hhi);                                    \
-          win_range(h0 + g->pb[1], g->d[1], IH + g->pb[1] + g->pe[1], g->k[1], &hplo, &hphi); \
-          for (int64_t ow = 0; ow < g->out[2]; ow++) {                                        \
-            int64_t w0 = ow * g->s[2] - g->pb[2], wlo, whi, wplo, wphi;                       \
-            win_range(w0, g->d[2], IW, g->k[2], &wlo, &whi);                                  \
-            win_range(w0 + g->pb[2], g->d[2], IW + g->pb[2] + g->pe[2], g->k[2], &wplo,       \
-                      &wphi);                                                                 \
-            ACC sum = 0;                                                                      \
-            for (int64_t kd = dlo; kd < dhi; kd++) {                                          \
-              int64_t id = d0 + kd * g->d[0];                                                 \
-              for (int64_t kh = hlo; kh < hhi; kh++) {                                        \
-                const T *xr = xp + (id * IH + h0 + kh * g->d[1]) * IW + w0;                   \
-                for (int64_t kw = wlo; kw < whi; kw++) sum += LOAD(xr[kw * g->d[2]]);         \
-              }                                                                               \
-            }                                                                                 \
-            int64_t cnt = include_pad ? (dphi - dplo) * (hphi - hplo) * (wphi - wplo)         \
-                                      : (dhi - dlo) * (hhi - hlo) * (whi - wlo);              \
-            *y++ = STORE(cnt > 0 ? sum / (ACC)cnt : (ACC)0);                                  \
-          }                                                                                   \
-        }                                                                                     \
-      }                                                                                       \
-    }                                                                                         \
+#define DEFINE_AVGPOOL(NAME, T, ACC, LOAD, STORE)                                               \
+  static void NAME(const win_geom *g, int64_t planes, const T *x, T *y, bool include_pad) {     \
+    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];                                  \
+    const int64_t in_sz = ID * IH * IW;                                                         \
+    for (int64_t p = 0; p < planes; p++) {                                                      \
+      const T *xp = x + p * in_sz;                                                              \
+      for (int64_t od = 0; od < g->out[0]; od++) {                                              \
+        int64_t d0 = od * g->s[0] - g->pb[0], dlo, dhi, dplo, dphi;                             \
+        win_range(d0, g->d[0], ID, g->k[0], &dlo, &dhi);                                        \
+        win_range(d0 + g->pb[0], g->d[0], ID + g->pb[0] + g->pe[0], g->k[0], &dplo, &dphi);     \
+        for (int64_t oh = 0; oh < g->out[1]; oh++) {                                            \
+          int64_t h0 = oh * g->s[1] - g->pb[1], hlo, hhi, hplo, hphi;                           \
+          win_range(h0, g->d[1], IH, g->k[1], &hlo, &hhi);                                      \
+          win_range(h0 + g->pb[1], g->d[1], IH + g->pb[1] + g->pe[1], g->k[1], &hplo, &hphi);   \
+          for (int64_t ow = 0; ow < g->out[2]; ow++) {                                          \
+            int64_t w0 = ow * g->s[2] - g->pb[2], wlo, whi, wplo, wphi;                         \
+            win_range(w0, g->d[2], IW, g->k[2], &wlo, &whi);                                    \
+            win_range(w0 + g->pb[2], g->d[2], IW + g->pb[2] + g->pe[2], g->k[2], &wplo, &wphi); \
+            ACC sum = 0;                                                                        \
+            for (int64_t kd = dlo; kd < dhi; kd++) {                                            \
+              int64_t id = d0 + kd * g->d[0];                                                   \
+              for (int64_t kh = hlo; kh < hhi; kh++) {                                          \
+                const T *xr = xp + (id * IH + h0 + kh * g->d[1]) * IW + w0;                     \
+                for (int64_t kw = wlo; kw < whi; kw++) sum += LOAD(xr[kw * g->d[2]]);           \
+              }                                                                                 \
+            }                                                                                   \
+            int64_t cnt = include_pad ? (dphi - dplo) * (hphi - hplo) * (wphi - wplo)           \
+                                      : (dhi - dlo) * (hhi - hlo) * (whi - wlo);                \
+            *y++ = STORE(cnt > 0 ? sum / (ACC)cnt : (ACC)0);                                    \
+          }                                                                                     \
+        }                                                                                       \
+      }                                                                                         \
+    }                                                                                           \
   }
 
 DEFINE_AVGPOOL(avgpool_f32, float, float, F32_LOAD, F32_STORE)
@@ -228,12 +227,24 @@ static infer_status maxpool_run(const node *n, const void *params, const tensor 
   bool cm = p->storage_order == 1;
   void *y = out[0]->data;
   switch (x->dtype) {
-    case INFER_DTYPE_FLOAT32: maxpool_f32(&g, planes, x->data, y, idx, cm); break;
-    case INFER_DTYPE_FLOAT64: maxpool_f64(&g, planes, x->data, y, idx, cm); break;
-    case INFER_DTYPE_FLOAT16: maxpool_f16(&g, planes, x->data, y, idx, cm); break;
-    case INFER_DTYPE_BFLOAT16: maxpool_bf16(&g, planes, x->data, y, idx, cm); break;
-    case INFER_DTYPE_INT8: maxpool_i8(&g, planes, x->data, y, idx, cm); break;
-    case INFER_DTYPE_UINT8: maxpool_u8(&g, planes, x->data, y, idx, cm); break;
+    case INFER_DTYPE_FLOAT32:
+      maxpool_f32(&g, planes, x->data, y, idx, cm);
+      break;
+    case INFER_DTYPE_FLOAT64:
+      maxpool_f64(&g, planes, x->data, y, idx, cm);
+      break;
+    case INFER_DTYPE_FLOAT16:
+      maxpool_f16(&g, planes, x->data, y, idx, cm);
+      break;
+    case INFER_DTYPE_BFLOAT16:
+      maxpool_bf16(&g, planes, x->data, y, idx, cm);
+      break;
+    case INFER_DTYPE_INT8:
+      maxpool_i8(&g, planes, x->data, y, idx, cm);
+      break;
+    case INFER_DTYPE_UINT8:
+      maxpool_u8(&g, planes, x->data, y, idx, cm);
+      break;
     default:
       return infer_fail(INFER_ERR_UNSUPPORTED, "MaxPool: input dtype %s",
                         infer_dtype_name(x->dtype));
@@ -251,10 +262,18 @@ static infer_status avgpool_run(const node *n, const void *params, const tensor 
   bool inc = p->count_include_pad != 0;
   void *y = out[0]->data;
   switch (x->dtype) {
-    case INFER_DTYPE_FLOAT32: avgpool_f32(&g, planes, x->data, y, inc); break;
-    case INFER_DTYPE_FLOAT64: avgpool_f64(&g, planes, x->data, y, inc); break;
-    case INFER_DTYPE_FLOAT16: avgpool_f16(&g, planes, x->data, y, inc); break;
-    case INFER_DTYPE_BFLOAT16: avgpool_bf16(&g, planes, x->data, y, inc); break;
+    case INFER_DTYPE_FLOAT32:
+      avgpool_f32(&g, planes, x->data, y, inc);
+      break;
+    case INFER_DTYPE_FLOAT64:
+      avgpool_f64(&g, planes, x->data, y, inc);
+      break;
+    case INFER_DTYPE_FLOAT16:
+      avgpool_f16(&g, planes, x->data, y, inc);
+      break;
+    case INFER_DTYPE_BFLOAT16:
+      avgpool_bf16(&g, planes, x->data, y, inc);
+      break;
     default:
       return infer_fail(INFER_ERR_UNSUPPORTED, "AveragePool: input dtype %s",
                         infer_dtype_name(x->dtype));
@@ -474,5 +493,5 @@ const op_desc op_lrn = {.name = "LRN",
                         .infer = lrn_infer,
                         .run = lrn_run};
 
-const op_desc *const ops_pool[] = {&op_maxpool, &op_averagepool, &op_global_average_pool,
-                                   &op_global_max_pool, &op_lrn, NULL};
+const op_desc *const ops_pool[] = {&op_maxpool,         &op_averagepool, &op_global_average_pool,
+                                   &op_global_max_pool, &op_lrn,         NULL};

@@ -39,6 +39,7 @@ static infer_status arg_infer(const node *n, const void *params, const tensor *c
                               tensor *const *out) {
   const arg_params *p = params;
   const tensor *x = in[0];
+  TRY(nr_require(x, n->op_type, "data"));
   if (!dtype_is_float(x->dtype) && !dtype_is_signed_int(x->dtype) &&
       !(dtype_is_unsigned_int(x->dtype) && x->dtype != INFER_DTYPE_BOOL))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s: dtype %s is not supported", n->op_type,

@@ -130,6 +130,7 @@ static infer_status reduce_infer(const node *n, const void *params, const tensor
                                  tensor *const *out) {
   const reduce_params *p = params;
   const tensor *x = in[0];
+  TRY(nr_require(x, n->op_type, "data"));
   if (!reduce_dtype_ok(p->kind, x->dtype))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s: dtype %s is not supported", n->op_type,
                       infer_dtype_name(x->dtype));

@@ -52,6 +52,7 @@ static infer_status softmax_geometry(const node *n, const softmax_params *p, con
 static infer_status softmax_infer(const node *n, const void *params, const tensor *const *in,
                                   tensor *const *out) {
   const tensor *x = in[0];
+  TRY(nr_require(x, n->op_type, "input"));
   if (!dtype_is_float(x->dtype))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s: dtype %s is not supported", n->op_type,
                       infer_dtype_name(x->dtype));

@@ -23,6 +23,12 @@ static inline void nr_store(tensor *t, int64_t i, double v) {
     tensor_set_f64(t, i, v);
 }
 
+/* A required input must be present (an omitted "" input arrives as NULL). */
+static inline infer_status nr_require(const tensor *t, const char *op, const char *name) {
+  if (!t) return infer_fail(INFER_ERR_INVALID_MODEL, "%s: required input %s is missing", op, name);
+  return INFER_OK;
+}
+
 /* Copies the shape of `src` into `dst` (dtype left alone). */
 static inline void nr_copy_shape(tensor *dst, const tensor *src) {
   dst->rank = src->rank;

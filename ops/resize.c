@@ -277,8 +277,10 @@ static infer_status resize_infer(const node *n, const void *params, const tensor
                                  tensor *const *out) {
   const resize_params *p = params;
   const tensor *x = in[0];
-  if (infer_dtype_size(x->dtype) == 0 || x->dtype == INFER_DTYPE_BOOL)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "Resize: dtype %s is not supported",
+  TRY(nr_require(x, "Resize", "X"));
+  /* nearest copies bytes (any dtype); the filters compute on numbers */
+  if (infer_dtype_size(x->dtype) == 0 || (x->dtype == INFER_DTYPE_BOOL && p->mode != RS_NEAREST))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Resize: dtype %s is not supported in this mode",
                       infer_dtype_name(x->dtype));
   TRY(nr_check_count(x, "Resize"));
   resize_plan pl;
@@ -364,7 +366,8 @@ static bool resize_taps(const resize_params *p, const resize_plan *pl, int a, in
   *n = 0;
   if (*outside) return true;
   int64_t in = pl->in[a];
-  xo = fmax(-4.0, fmin(xo, (double)in + 3.0)); /* the reference clamps by edge padding */
+  /* far outside, taps only meet edge copies; the clamp keeps conversions defined */
+  xo = fmax(-4.0, fmin(xo, (double)in + 3.0));
   double fl = floor(xo);
   double ratio = xo == fl ? 1.0 : xo - fl; /* in (0, 1]: integers use the left pixel */
   int count;

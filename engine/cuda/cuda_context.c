@@ -26,6 +26,8 @@ struct cuda_context {
   cudaGraph_t graph;
   cudaGraphExec_t graph_exec;
   bool use_graph, sync_each_op;
+  bool poison; /* INFER_POISON=1: fill the arena and outputs with NaN bytes before
+                * each run, so unwritten elements show up in tests */
   bool failed;
   char failure[1024];
 };
@@ -47,6 +49,8 @@ infer_status cuda_context_create(infer_engine *e, cuda_context **out) {
   const char *env = getenv("INFER_SYNC");
   if (env && strcmp(env, "1") == 0) c->sync_each_op = true;
   if (c->sync_each_op) c->use_graph = false;
+  env = getenv("INFER_POISON");
+  c->poison = env && strcmp(env, "1") == 0;
   c->vals = calloc((size_t)g->n_values + 1, sizeof(tensor));
   c->in = calloc((size_t)ce->max_io, sizeof *c->in);
   c->out = calloc((size_t)ce->max_io, sizeof *c->out);
@@ -102,7 +106,8 @@ infer_status cuda_context_create(infer_engine *e, cuda_context **out) {
                       (long long)c->in_bytes[i]);
       goto fail;
     }
-    if (ce->storage[v] != g->values[v].t.dtype) ALLOC_DEV(c->in_dev[i], c->in_bytes[i], "an input");
+    if (ce->storage[v] != g->values[v].t.dtype && g->values[v].kind != VALUE_CONSTANT)
+      ALLOC_DEV(c->in_dev[i], c->in_bytes[i], "an input");
   }
   for (int o = 0; o < c->n_out; o++) {
     int v = g->outputs[o];
@@ -165,8 +170,15 @@ static infer_status enqueue_run(cuda_context *c) {
   const graph *g = e->g;
   cudaStream_t s = (cudaStream_t)c->x.stream;
   char d[256];
+  if (c->poison) {
+    /* 0xFF bytes read as NaN in every float type. Inputs are rewritten below. */
+    if (ce->mem.arena_bytes > 0) CUDA_TRY(cudaMemsetAsync(c->arena, 0xFF, (size_t)ce->mem.arena_bytes, s));
+    for (int o = 0; o < c->n_out; o++)
+      if (c->out_dev[o]) CUDA_TRY(cudaMemsetAsync(c->out_dev[o], 0xFF, (size_t)c->out_bytes[o], s));
+  }
   for (int i = 0; i < c->n_in; i++) {
     int v = g->inputs[i];
+    if (g->values[v].kind == VALUE_CONSTANT) continue; /* fixed at build time */
     void *dst = c->in_dev[i] ? c->in_dev[i] : c->vals[v].data;
     if (c->in_bytes[i] > 0)
       CUDA_TRY(cudaMemcpyAsync(dst, c->in_host[i], (size_t)c->in_bytes[i], cudaMemcpyHostToDevice, s));

@@ -5,6 +5,15 @@
 
 #include "cuda_internal.h"
 
+int cuda_visible_devices(void) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
 infer_status cuda_exec_open(cuda_exec *x, int device, infer_precision p) {
   memset(x, 0, sizeof *x);
   x->precision = p;

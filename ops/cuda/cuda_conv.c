@@ -237,5 +237,140 @@ static infer_status conv_run(const cuda_exec *x, const node *n, const void *para
   return INFER_OK;
 }
 
+/* ---- ConvTranspose: cuDNN's backward-data convolution ------------------------ */
+
+typedef struct convt_state {
+  cudnnTensorDescriptor_t x, y, b; /* x: our input (cuDNN's dy), y: our output (dx) */
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  cudnnConvolutionBwdDataAlgo_t algo;
+  size_t algo_ws;
+  bool is_double;
+} convt_state;
+
+static void convt_release(void *p) {
+  convt_state *s = p;
+  if (!s) return;
+  if (s->x) cudnnDestroyTensorDescriptor(s->x);
+  if (s->y) cudnnDestroyTensorDescriptor(s->y);
+  if (s->b) cudnnDestroyTensorDescriptor(s->b);
+  if (s->w) cudnnDestroyFilterDescriptor(s->w);
+  if (s->conv) cudnnDestroyConvolutionDescriptor(s->conv);
+  free(s);
+}
+
+static infer_status convt_prepare(const cuda_exec *x, const node *n, const void *params,
+                                  const tensor *const *in, const tensor *const *host_in,
+                                  tensor *const *out, void **state, int64_t *ws_bytes) {
+  const tensor *X = in[0], *W = in[1];
+  int nsp = X->rank - 2;
+  if (nsp < 1 || nsp > 3)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "ConvTranspose on the GPU: %d spatial dims", nsp);
+  if (!W->data || (n->n_inputs > 2 && in[2] && !in[2]->data))
+    return infer_fail(INFER_ERR_UNSUPPORTED,
+                      "ConvTranspose on the GPU: weights and bias must be constant");
+  cudnnDataType_t dt;
+  TRY(data_type(X->dtype, &dt));
+  win_attrs w;
+  TRY(win_attrs_parse(n, "ConvTranspose", &w));
+  int64_t group;
+  TRY(attr_get_int(n, "group", 1, &group));
+  const int64_t *opad;
+  int n_opad;
+  TRY(attr_get_ints(n, "output_padding", &opad, &n_opad));
+  int r = nsp == 1 ? 4 : nsp + 2, lead = r - 2 - nsp;
+  int64_t xd[5], wd[5], yd[5];
+  int pads[3], strides[3], dil[3];
+  xd[0] = X->dims[0]; xd[1] = X->dims[1];
+  wd[0] = W->dims[0]; wd[1] = W->dims[1];
+  yd[0] = out[0]->dims[0]; yd[1] = out[0]->dims[1];
+  for (int i = 0; i < r - 2; i++) {
+    int j = i - lead;
+    xd[2 + i] = j < 0 ? 1 : X->dims[2 + j];
+    wd[2 + i] = j < 0 ? 1 : W->dims[2 + j];
+    yd[2 + i] = j < 0 ? 1 : out[0]->dims[2 + j];
+    strides[i] = j < 0 || w.n_strides < 0 ? 1 : (int)w.strides[j];
+    dil[i] = j < 0 || w.n_dilations < 0 ? 1 : (int)w.dilations[j];
+    if (j < 0) {
+      pads[i] = 0;
+      continue;
+    }
+    /* total padding follows from the output size; cuDNN takes it symmetric */
+    int64_t k_eff = (wd[2 + i] - 1) * dil[i] + 1, op = n_opad > j ? opad[j] : 0;
+    int64_t total = strides[i] * (xd[2 + i] - 1) + op + k_eff - yd[2 + i];
+    bool explicit_asym = w.n_pads > 0 && w.pads[j] != w.pads[j + nsp];
+    if (total < 0 || total % 2 || explicit_asym)
+      return infer_fail(INFER_ERR_UNSUPPORTED,
+                        "ConvTranspose on the GPU: asymmetric padding is not supported");
+    pads[i] = (int)(total / 2);
+  }
+  convt_state *s = calloc(1, sizeof *s);
+  if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  *state = s;
+  s->is_double = dt == CUDNN_DATA_DOUBLE;
+  infer_status st = INFER_OK;
+#define CK(expr) do { cudnnStatus_t cs_ = (expr); if (cs_ != CUDNN_STATUS_SUCCESS) { st = infer_fail(cs_ == CUDNN_STATUS_NOT_SUPPORTED ? INFER_ERR_UNSUPPORTED : INFER_ERR_DEVICE, "%s: %s", #expr, cudnnGetErrorString(cs_)); goto fail; } } while (0)
+  CK(cudnnCreateTensorDescriptor(&s->x));
+  CK(cudnnCreateTensorDescriptor(&s->y));
+  CK(cudnnCreateFilterDescriptor(&s->w));
+  CK(cudnnCreateConvolutionDescriptor(&s->conv));
+  if ((st = set_tensor(s->x, dt, r, xd)) != INFER_OK) goto fail;
+  if ((st = set_tensor(s->y, dt, r, yd)) != INFER_OK) goto fail;
+  int wdi[5];
+  for (int i = 0; i < r; i++) wdi[i] = (int)wd[i];
+  CK(cudnnSetFilterNdDescriptor(s->w, dt, CUDNN_TENSOR_NCHW, r, wdi));
+  CK(cudnnSetConvolutionNdDescriptor(s->conv, r - 2, pads, strides, dil, CUDNN_CROSS_CORRELATION,
+                                     dt == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : dt));
+  CK(cudnnSetConvolutionGroupCount(s->conv, (int)group));
+  CK(cudnnSetConvolutionMathType(s->conv, x->precision == INFER_PRECISION_FP32 && dt == CUDNN_DATA_FLOAT
+                                              ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+  if (n->n_inputs > 2 && in[2]) {
+    int64_t bd[5] = {1, yd[1], 1, 1, 1};
+    CK(cudnnCreateTensorDescriptor(&s->b));
+    if ((st = set_tensor(s->b, dt, r, bd)) != INFER_OK) goto fail;
+  }
+  /* heuristics rather than a measured search: transposed convolutions are rare
+   * in the models this engine targets */
+  cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  int found = 0;
+  CK(cudnnGetConvolutionBackwardDataAlgorithm_v7(x->cudnn, s->w, s->x, s->conv, s->y,
+                                                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf));
+  st = infer_fail(INFER_ERR_UNSUPPORTED, "ConvTranspose: cuDNN has no algorithm for this case");
+  for (int i = 0; i < found; i++) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (x->precision == INFER_PRECISION_FP32 && dt == CUDNN_DATA_FLOAT &&
+        perf[i].mathType == CUDNN_TENSOR_OP_MATH)
+      continue;
+    s->algo = perf[i].algo;
+    s->algo_ws = perf[i].memory;
+    cudnnSetConvolutionMathType(s->conv, perf[i].mathType);
+    st = INFER_OK;
+    break;
+  }
+  if (st != INFER_OK) goto fail;
+  *ws_bytes = (int64_t)s->algo_ws;
+  return INFER_OK;
+#undef CK
+fail:
+  convt_release(s);
+  *state = NULL;
+  return st;
+}
+
+static infer_status convt_run(const cuda_exec *x, const node *n, const void *params,
+                              const void *state, const tensor *const *in, tensor *const *out) {
+  const convt_state *s = state;
+  float one_f = 1, zero_f = 0;
+  double one_d = 1, zero_d = 0;
+  const void *one = s->is_double ? (const void *)&one_d : (const void *)&one_f;
+  const void *zero = s->is_double ? (const void *)&zero_d : (const void *)&zero_f;
+  CUDNN_TRY(cudnnConvolutionBackwardData(x->cudnn, one, s->w, in[1]->data, s->x, in[0]->data,
+                                         s->conv, s->algo, s->algo_ws ? x->ws : NULL, s->algo_ws,
+                                         zero, s->y, out[0]->data));
+  if (s->b) CUDNN_TRY(cudnnAddTensor(x->cudnn, one, s->b, in[2]->data, one, s->y, out[0]->data));
+  return INFER_OK;
+}
+
 static const cuda_op cuda_conv = {"Conv", conv_prepare, conv_run, conv_release};
-const cuda_op *const cuda_ops_conv[] = {&cuda_conv, NULL};
+static const cuda_op cuda_convt = {"ConvTranspose", convt_prepare, convt_run, convt_release};
+const cuda_op *const cuda_ops_conv[] = {&cuda_conv, &cuda_convt, NULL};

@@ -1,0 +1,180 @@
+// norm.cu: BatchNormalization as a per-channel affine map (one thread per element),
+// and row normalizations (one warp per row up to 1024 elements, else one block per
+// row) for Instance/Group/Layer/RMS normalization.
+#include "k_reduce.cuh"
+#include "norm.h"
+
+namespace {
+
+template <typename P>
+__global__ void bn_params_kernel(int64_t c, int gdt, const void *g, int bdt, const void *b, int mdt,
+                                 const void *m, int vdt, const void *v, double eps, P *scale,
+                                 P *shift) {
+  K_GRID_STRIDE(i, c) {
+    const double a = k_load_any_d(gdt, g, i) / sqrt(k_load_any_d(vdt, v, i) + eps);
+    scale[i] = (P)a;
+    shift[i] = (P)(k_load_any_d(bdt, b, i) - k_load_any_d(mdt, m, i) * a);
+  }
+}
+
+template <typename T, typename P, typename I>
+__global__ void bn_apply_kernel(const T *__restrict__ x, T *__restrict__ y, I n, I c, I s,
+                                const P *__restrict__ scale, const P *__restrict__ shift) {
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
+    const I ch = (i / s) % c;
+    y[i] = k_store_as<T, P>(k_load_as<P>(x[i]) * scale[ch] + shift[ch]);
+  }
+}
+
+template <typename T, typename P>
+cudaError_t bn_go(int64_t n, int64_t c, int64_t s, const void *x, void *y, const void *scale,
+                  const void *shift, cudaStream_t st) {
+  const int64_t total = n * c * s;
+  if (total <= 0) return cudaSuccess;
+  const unsigned b = k_blocks(total, 256);
+  if (total < ((int64_t)1 << 30))
+    bn_apply_kernel<T, P, uint32_t><<<b, 256, 0, st>>>((const T *)x, (T *)y, (uint32_t)total,
+                                                       (uint32_t)c, (uint32_t)s, (const P *)scale,
+                                                       (const P *)shift);
+  else
+    bn_apply_kernel<T, P, int64_t><<<b, 256, 0, st>>>((const T *)x, (T *)y, total, c, s,
+                                                      (const P *)scale, (const P *)shift);
+  return cudaGetLastError();
+}
+
+// Per-row part of an affine index (K_AFF_GROUP), computed once per row.
+__device__ __forceinline__ int64_t n_aff_row(const k_norm_affine &a, int64_t row) {
+  return a.mode == K_AFF_GROUP ? (row % a.groups) * a.mul : 0;
+}
+__device__ __forceinline__ int64_t n_aff(const k_norm_affine &a, int64_t row_part, int64_t row,
+                                         int64_t i, int64_t len) {
+  switch (a.mode) {
+    case K_AFF_DENSE: return i;
+    case K_AFF_GROUP: return row_part + (a.step ? (i / a.s) * a.step : 0);
+    default: {
+      int64_t e = row * len + i, off = 0;
+      for (int d = a.rank - 1; d >= 0; d--) {
+        const int64_t q = e / a.dims[d];
+        off += (e - q * a.dims[d]) * a.strides[d];
+        e = q;
+      }
+      return off;
+    }
+  }
+}
+
+template <bool PER_WARP, typename A> __device__ __forceinline__ A n_sum(A v) {
+  if constexpr (PER_WARP) return k_warp_reduce(v, k_add_op());
+  else return k_block_reduce(v, k_add_op(), (A)0);
+}
+
+template <typename T, typename A, bool PER_WARP>
+__global__ void norm_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t len,
+                                 const T *__restrict__ scale, k_norm_affine sa,
+                                 const T *__restrict__ bias, k_norm_affine ba, int mean_dt,
+                                 void *mean_out, int inv_dt, void *inv_out, A eps, bool rms) {
+  const int tid = PER_WARP ? (int)(threadIdx.x & 31) : (int)threadIdx.x;
+  const int nt = PER_WARP ? 32 : (int)blockDim.x;
+  const int64_t first = PER_WARP ? ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5 : (int64_t)blockIdx.x;
+  const int64_t step = PER_WARP ? ((int64_t)gridDim.x * blockDim.x) >> 5 : (int64_t)gridDim.x;
+  for (int64_t row = first; row < rows; row += step) {  // uniform per warp / per block
+    const T *p = x + row * len;
+    T *q = y + row * len;
+    A mean = 0;
+    if (!rms) {
+      A s = 0;
+      for (int64_t i = tid; i < len; i += nt) s += k_load_as<A>(p[i]);
+      s = n_sum<PER_WARP>(s);
+      mean = len > 0 ? s / (A)len : (A)0;
+    }
+    A sq = 0;
+    for (int64_t i = tid; i < len; i += nt) {
+      const A d = k_load_as<A>(p[i]) - mean;
+      sq += d * d;
+    }
+    sq = n_sum<PER_WARP>(sq);
+    const A inv = (A)1 / k_sqrt((len > 0 ? sq / (A)len : (A)0) + eps);
+    if (tid == 0) {
+      if (mean_out) k_store_any(mean_dt, mean_out, row, (double)mean);
+      if (inv_out) k_store_any(inv_dt, inv_out, row, (double)inv);
+    }
+    const int64_t srow = n_aff_row(sa, row), brow = n_aff_row(ba, row);
+    for (int64_t i = tid; i < len; i += nt) {
+      const A sc = scale ? k_load_as<A>(scale[n_aff(sa, srow, row, i, len)]) : (A)1;
+      const A bi = bias ? k_load_as<A>(bias[n_aff(ba, brow, row, i, len)]) : (A)0;
+      q[i] = k_store_as<T, A>((k_load_as<A>(p[i]) - mean) * inv * sc + bi);
+    }
+  }
+}
+
+template <typename T, typename A>
+cudaError_t norm_go(int64_t rows, int64_t len, const void *x, void *y, const void *scale,
+                    const k_norm_affine *sa, const void *bias, const k_norm_affine *ba, int mean_dt,
+                    void *mean_out, int inv_dt, void *inv_out, float eps, bool rms, cudaStream_t s) {
+  k_norm_affine none = {};
+  none.mode = K_AFF_DENSE;
+  const k_norm_affine &sav = scale && sa ? *sa : none, &bav = bias && ba ? *ba : none;
+  if (len <= 1024) {
+    norm_rows_kernel<T, A, true><<<k_blocks(rows * 32, 256), 256, 0, s>>>(
+        (const T *)x, (T *)y, rows, len, (const T *)scale, sav, (const T *)bias, bav, mean_dt,
+        mean_out, inv_dt, inv_out, (A)eps, rms);
+  } else {
+    const unsigned blocks = (unsigned)(rows < 65535 * 32 ? rows : 65535 * 32);
+    norm_rows_kernel<T, A, false><<<blocks, len >= 8192 ? 1024 : 512, 0, s>>>(
+        (const T *)x, (T *)y, rows, len, (const T *)scale, sav, (const T *)bias, bav, mean_dt,
+        mean_out, inv_dt, inv_out, (A)eps, rms);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+extern "C" cudaError_t k_bn_params(int64_t c, int gamma_dt, const void *gamma, int beta_dt,
+                                   const void *beta, int mean_dt, const void *mean, int var_dt,
+                                   const void *var, double eps, int out_dt, void *out_scale,
+                                   void *out_shift, cudaStream_t stream) {
+  if (c <= 0) return cudaSuccess;
+  const unsigned b = k_blocks(c, 256);
+  if (out_dt == K_F64)
+    bn_params_kernel<double><<<b, 256, 0, stream>>>(c, gamma_dt, gamma, beta_dt, beta, mean_dt, mean,
+                                                    var_dt, var, eps, (double *)out_scale,
+                                                    (double *)out_shift);
+  else if (out_dt == K_F32)
+    bn_params_kernel<float><<<b, 256, 0, stream>>>(c, gamma_dt, gamma, beta_dt, beta, mean_dt, mean,
+                                                   var_dt, var, eps, (float *)out_scale,
+                                                   (float *)out_shift);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t k_bn_apply(int dtype, int64_t n, int64_t c, int64_t s, const void *x, void *y,
+                                  const void *scale, const void *shift, cudaStream_t stream) {
+  switch (dtype) {
+    case K_F32: return bn_go<float, float>(n, c, s, x, y, scale, shift, stream);
+    case K_F16: return bn_go<__half, float>(n, c, s, x, y, scale, shift, stream);
+    case K_BF16: return bn_go<__nv_bfloat16, float>(n, c, s, x, y, scale, shift, stream);
+    case K_F64: return bn_go<double, double>(n, c, s, x, y, scale, shift, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+extern "C" cudaError_t k_norm_rows(int dtype, int64_t rows, int64_t len, const void *x, void *y,
+                                   const void *scale, const k_norm_affine *scale_aff,
+                                   const void *bias, const k_norm_affine *bias_aff, int mean_dt,
+                                   void *mean_out, int inv_dt, void *inv_out, float eps, int rms,
+                                   cudaStream_t stream) {
+  if (rows <= 0) return cudaSuccess;
+  const bool r = rms != 0;
+#define K_NORM(T, A)                                                                          \
+  return norm_go<T, A>(rows, len, x, y, scale, scale_aff, bias, bias_aff, mean_dt, mean_out, \
+                       inv_dt, inv_out, eps, r, stream)
+  switch (dtype) {
+    case K_F32: K_NORM(float, float);
+    case K_F16: K_NORM(__half, float);
+    case K_BF16: K_NORM(__nv_bfloat16, float);
+    case K_F64: K_NORM(double, double);
+    default: return cudaErrorInvalidValue;
+  }
+#undef K_NORM
+}

@@ -1,0 +1,1338 @@
+/* cuda_movement.c: the GPU side of the shape family (Shape, Size, Constant,
+ * ConstantOfShape, Range, Reshape, Flatten, Squeeze, Unsqueeze, Expand, Identity,
+ * Dropout) and the movement family (Transpose, Concat, Split, Slice, Gather,
+ * GatherElements, Tile, Trilu, Pad, Resize).
+ *
+ * Everything moves elements by size, so every fixed-size dtype works, in fp32 and
+ * fp16 storage alike (values that come from attributes or constants are converted
+ * to the storage dtype at prepare time). Shapes are static on the GPU: what the
+ * CPU computes per run from shapes and constant inputs (Slice starts, Pad pads,
+ * Resize scales and filter taps, Split sizes) is computed once in prepare; a
+ * non-constant input of that kind is INFER_ERR_UNSUPPORTED. Gather indices are
+ * run-time data: an index out of range writes zeros (see kernels/gather.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../engine/cuda/cuda_check.h"
+#include "../../kernels/copy.h"
+#include "../../kernels/gather.h"
+#include "../../kernels/pad_resize.h"
+#include "../cuda_op.h"
+
+#define STREAM(x) ((cudaStream_t)(x)->stream)
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+static infer_status new_state(size_t bytes, void **state, void **out) {
+  void *p = calloc(1, bytes);
+  if (!p) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  *state = p;
+  *out = p;
+  return INFER_OK;
+}
+
+static infer_status elem_size_of(const char *op, const tensor *t, int64_t *es) {
+  *es = (int64_t)infer_dtype_size(t->dtype);
+  if (*es == 0)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", op,
+                      infer_dtype_name(t->dtype));
+  return INFER_OK;
+}
+
+/* Element i of host tensor t (its own dtype), converted to dtype `to`, into dst. */
+static void elem_convert(const tensor *t, int64_t i, infer_dtype to, void *dst) {
+  size_t es = infer_dtype_size(to);
+  if (t->dtype == to) {
+    memcpy(dst, (const char *)t->data + (size_t)i * es, es);
+    return;
+  }
+  tensor d = {.dtype = to, .rank = 0, .data = dst};
+  if (dtype_is_float(t->dtype) || dtype_is_float(to))
+    tensor_set_f64(&d, 0, tensor_get_f64(t, i));
+  else
+    tensor_set_i64(&d, 0, tensor_get_i64(t, i));
+}
+
+/* v in dtype `to` into dst. */
+static void elem_from_f64(infer_dtype to, double v, void *dst) {
+  tensor d = {.dtype = to, .rank = 0, .data = dst};
+  tensor_set_f64(&d, 0, v);
+}
+
+static bool input_given(const node *n, const tensor *const *in, int i) {
+  return i < n->n_inputs && in[i];
+}
+
+/* A device buffer owned by a node's state. */
+typedef struct dev_buf {
+  void *p;
+  int64_t bytes;
+} dev_buf;
+
+static void dev_buf_release(void *s) {
+  dev_buf *b = s;
+  if (!b) return;
+  if (b->p) cudaFree(b->p);
+  free(b);
+}
+
+static infer_status upload(const void *host, int64_t bytes, void **dev) {
+  CUDA_TRY(cudaMalloc(dev, (size_t)(bytes > 0 ? bytes : 1)));
+  if (bytes > 0) CUDA_TRY(cudaMemcpy(*dev, host, (size_t)bytes, cudaMemcpyHostToDevice));
+  return INFER_OK;
+}
+
+/* ---- ops that only relabel the shape: Reshape, Flatten, Squeeze, Unsqueeze, Identity --
+ * (a device-to-device copy; aliasing the buffers is the planner's business) */
+
+static infer_status same_bytes_check(const node *n, const tensor *a, const tensor *b) {
+  int64_t es;
+  TRY(elem_size_of(n->op_type, a, &es));
+  int64_t x = tensor_nbytes(a), y = tensor_nbytes(b);
+  if (x < 0 || x != y)
+    return infer_fail(INFER_ERR_INTERNAL, "%s on the GPU: input and output byte sizes differ",
+                      n->op_type);
+  return INFER_OK;
+}
+
+static infer_status copy_bytes(const cuda_exec *x, const tensor *a, tensor *b) {
+  int64_t bytes = tensor_nbytes(a);
+  if (bytes > 0 && a->data != b->data)
+    CUDA_TRY(cudaMemcpyAsync(b->data, a->data, (size_t)bytes, cudaMemcpyDeviceToDevice, STREAM(x)));
+  return INFER_OK;
+}
+
+static infer_status view_prepare(const cuda_exec *x, const node *n, const void *params,
+                                 const tensor *const *in, const tensor *const *host_in,
+                                 tensor *const *out, void **state, int64_t *ws_bytes) {
+  return same_bytes_check(n, in[0], out[0]);
+}
+
+static infer_status view_run(const cuda_exec *x, const node *n, const void *params,
+                             const void *state, const tensor *const *in, tensor *const *out) {
+  return copy_bytes(x, in[0], out[0]);
+}
+
+static const cuda_op cuda_reshape = {"Reshape", view_prepare, view_run, NULL};
+static const cuda_op cuda_flatten = {"Flatten", view_prepare, view_run, NULL};
+static const cuda_op cuda_squeeze = {"Squeeze", view_prepare, view_run, NULL};
+static const cuda_op cuda_unsqueeze = {"Unsqueeze", view_prepare, view_run, NULL};
+static const cuda_op cuda_identity = {"Identity", view_prepare, view_run, NULL};
+
+/* ---- Dropout (inference: a copy, and a mask of ones) ------------------------------------ */
+
+typedef struct dropout_state {
+  int mask_es;
+  unsigned char one[16]; /* 1 (true) in the mask's storage dtype */
+} dropout_state;
+
+static infer_status dropout_prepare(const cuda_exec *x, const node *n, const void *params,
+                                    const tensor *const *in, const tensor *const *host_in,
+                                    tensor *const *out, void **state, int64_t *ws_bytes) {
+  dropout_state *s;
+  TRY(same_bytes_check(n, in[0], out[0]));
+  if (n->opset >= 12 && input_given(n, in, 2)) {
+    const tensor *t = host_in[2];
+    if (!t)
+      return infer_fail(INFER_ERR_UNSUPPORTED,
+                        "Dropout on the GPU: training_mode must be a constant");
+    if (t->dtype != INFER_DTYPE_BOOL || dims_count(t->rank, t->dims) != 1)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Dropout: training_mode must be one bool");
+    if (*(const uint8_t *)t->data)
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Dropout: training_mode=true is not supported");
+  }
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  if (n->n_outputs > 1 && out[1]) {
+    int64_t es;
+    TRY(elem_size_of("Dropout mask", out[1], &es));
+    if (es > 8)
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Dropout on the GPU: mask dtype %s",
+                        infer_dtype_name(out[1]->dtype));
+    s->mask_es = (int)es;
+    elem_from_f64(out[1]->dtype, 1.0, s->one); /* bool: 1; opset 7-9: 1.0 in x's dtype */
+  }
+  return INFER_OK;
+}
+
+static infer_status dropout_run(const cuda_exec *x, const node *n, const void *params,
+                                const void *state, const tensor *const *in, tensor *const *out) {
+  const dropout_state *s = state;
+  TRY(copy_bytes(x, in[0], out[0]));
+  if (s->mask_es > 0 && n->n_outputs > 1 && out[1])
+    CUDA_LAUNCH_TRY(k_fill_pattern(s->mask_es, s->one, out[1]->data,
+                                   dims_count(out[1]->rank, out[1]->dims), STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_dropout = {"Dropout", dropout_prepare, dropout_run, NULL};
+
+/* ---- Shape and Size: values known from shapes at prepare; a tiny kernel writes them ----- */
+
+typedef struct ints_state {
+  int n;
+  int64_t v[8];
+} ints_state;
+
+static int64_t shape_clamp(int64_t v, int rank) {
+  if (v < 0) v += rank;
+  return v < 0 ? 0 : v > rank ? rank : v;
+}
+
+static infer_status shape_prepare(const cuda_exec *x, const node *n, const void *params,
+                                  const tensor *const *in, const tensor *const *host_in,
+                                  tensor *const *out, void **state, int64_t *ws_bytes) {
+  ints_state *s;
+  int64_t start, end;
+  int r = in[0]->rank;
+  TRY(attr_get_int(n, "start", 0, &start));
+  TRY(attr_get_int(n, "end", r, &end));
+  start = shape_clamp(start, r);
+  end = node_attr(n, "end") ? shape_clamp(end, r) : r;
+  if (end < start) end = start;
+  if (end - start > 8 || out[0]->dtype != INFER_DTYPE_INT64 ||
+      dims_count(out[0]->rank, out[0]->dims) != end - start)
+    return infer_fail(INFER_ERR_INTERNAL, "Shape on the GPU: unexpected output");
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  s->n = (int)(end - start);
+  for (int64_t i = start; i < end; i++) s->v[i - start] = in[0]->dims[i];
+  return INFER_OK;
+}
+
+static infer_status size_prepare(const cuda_exec *x, const node *n, const void *params,
+                                 const tensor *const *in, const tensor *const *host_in,
+                                 tensor *const *out, void **state, int64_t *ws_bytes) {
+  ints_state *s;
+  if (out[0]->dtype != INFER_DTYPE_INT64)
+    return infer_fail(INFER_ERR_INTERNAL, "Size on the GPU: unexpected output");
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  s->n = 1;
+  s->v[0] = dims_count(in[0]->rank, in[0]->dims);
+  return INFER_OK;
+}
+
+static infer_status ints_run(const cuda_exec *x, const node *n, const void *params,
+                             const void *state, const tensor *const *in, tensor *const *out) {
+  const ints_state *s = state;
+  CUDA_LAUNCH_TRY(k_write_i64(s->v, s->n, out[0]->data, STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_shape = {"Shape", shape_prepare, ints_run, NULL};
+static const cuda_op cuda_size = {"Size", size_prepare, ints_run, NULL};
+
+/* ---- Constant: the value converted to the storage dtype and kept on the device --------- */
+
+static infer_status constant_prepare(const cuda_exec *x, const node *n, const void *params,
+                                     const tensor *const *in, const tensor *const *host_in,
+                                     tensor *const *out, void **state, int64_t *ws_bytes) {
+  tensor src;
+  const attr *a;
+  memset(&src, 0, sizeof src);
+  if ((a = node_attr(n, "value")) && a->type == ATTR_TENSOR) {
+    src = a->t;
+  } else if ((a = node_attr(n, "value_float"))) {
+    src.dtype = INFER_DTYPE_FLOAT32;
+    src.data = (void *)&a->f;
+  } else if ((a = node_attr(n, "value_floats"))) {
+    src.dtype = INFER_DTYPE_FLOAT32;
+    src.rank = 1;
+    src.dims[0] = a->n;
+    src.data = a->floats;
+  } else if ((a = node_attr(n, "value_int"))) {
+    src.dtype = INFER_DTYPE_INT64;
+    src.data = (void *)&a->i;
+  } else if ((a = node_attr(n, "value_ints"))) {
+    src.dtype = INFER_DTYPE_INT64;
+    src.rank = 1;
+    src.dims[0] = a->n;
+    src.data = a->ints;
+  } else {
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Constant on the GPU: this value form is not supported");
+  }
+  int64_t count = dims_count(src.rank, src.dims), es;
+  TRY(elem_size_of("Constant", out[0], &es));
+  if (count < 0 || count != dims_count(out[0]->rank, out[0]->dims) || (count > 0 && !src.data) ||
+      infer_dtype_size(src.dtype) == 0)
+    return infer_fail(INFER_ERR_INTERNAL, "Constant on the GPU: value and output differ");
+  dev_buf *b;
+  TRY(new_state(sizeof *b, state, (void **)&b));
+  b->bytes = count * es;
+  unsigned char *host = malloc((size_t)(b->bytes > 0 ? b->bytes : 1));
+  if (!host) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int64_t i = 0; i < count; i++) elem_convert(&src, i, out[0]->dtype, host + i * es);
+  infer_status st = upload(host, b->bytes, &b->p);
+  free(host);
+  return st;
+}
+
+static infer_status constant_run(const cuda_exec *x, const node *n, const void *params,
+                                 const void *state, const tensor *const *in, tensor *const *out) {
+  const dev_buf *b = state;
+  if (b->bytes > 0)
+    CUDA_TRY(cudaMemcpyAsync(out[0]->data, b->p, (size_t)b->bytes, cudaMemcpyDeviceToDevice,
+                             STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_constant = {"Constant", constant_prepare, constant_run, dev_buf_release};
+
+/* ---- ConstantOfShape: one element repeated ------------------------------------------------ */
+
+typedef struct fill_state {
+  int es;
+  unsigned char value[16];
+} fill_state;
+
+static infer_status cos_prepare(const cuda_exec *x, const node *n, const void *params,
+                                const tensor *const *in, const tensor *const *host_in,
+                                tensor *const *out, void **state, int64_t *ws_bytes) {
+  fill_state *s;
+  int64_t es;
+  TRY(elem_size_of("ConstantOfShape", out[0], &es));
+  if (es > 8)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "ConstantOfShape on the GPU: dtype %s",
+                      infer_dtype_name(out[0]->dtype));
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  s->es = (int)es;
+  const attr *a = node_attr(n, "value");
+  if (a && a->type == ATTR_TENSOR && a->t.data && dims_count(a->t.rank, a->t.dims) == 1 &&
+      infer_dtype_size(a->t.dtype) > 0)
+    elem_convert(&a->t, 0, out[0]->dtype, s->value);
+  else if (a)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "ConstantOfShape: value must hold one element");
+  /* absent: float 0, all-zero bytes in every dtype */
+  return INFER_OK;
+}
+
+static infer_status fill_run(const cuda_exec *x, const node *n, const void *params,
+                             const void *state, const tensor *const *in, tensor *const *out) {
+  const fill_state *s = state;
+  CUDA_LAUNCH_TRY(k_fill_pattern(s->es, s->value, out[0]->data,
+                                 dims_count(out[0]->rank, out[0]->dims), STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_constant_of_shape = {"ConstantOfShape", cos_prepare, fill_run, NULL};
+
+/* ---- Range: start and delta read on the device; the count is the output shape ---------- */
+
+static infer_status range_prepare(const cuda_exec *x, const node *n, const void *params,
+                                  const tensor *const *in, const tensor *const *host_in,
+                                  tensor *const *out, void **state, int64_t *ws_bytes) {
+  infer_dtype t = out[0]->dtype;
+  if (in[0]->dtype != t || in[2]->dtype != t || out[0]->rank != 1 || t == INFER_DTYPE_BOOL ||
+      infer_dtype_size(t) == 0)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Range on the GPU: dtype %s is not supported",
+                      infer_dtype_name(t));
+  return INFER_OK;
+}
+
+static infer_status range_run(const cuda_exec *x, const node *n, const void *params,
+                              const void *state, const tensor *const *in, tensor *const *out) {
+  CUDA_LAUNCH_TRY(k_range((int)out[0]->dtype, in[0]->data, in[2]->data, out[0]->data,
+                          out[0]->dims[0], STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_range = {"Range", range_prepare, range_run, NULL};
+
+/* ---- Expand and Tile: broadcast views of the input ------------------------------------ */
+
+static infer_status es_prepare(const cuda_exec *x, const node *n, const void *params,
+                               const tensor *const *in, const tensor *const *host_in,
+                               tensor *const *out, void **state, int64_t *ws_bytes) {
+  int64_t es;
+  TRY(elem_size_of(n->op_type, in[0], &es));
+  if (out[0]->dtype != in[0]->dtype || out[0]->rank < in[0]->rank)
+    return infer_fail(INFER_ERR_INTERNAL, "%s on the GPU: unexpected output", n->op_type);
+  return INFER_OK;
+}
+
+static infer_status expand_run(const cuda_exec *x, const node *n, const void *params,
+                               const void *state, const tensor *const *in, tensor *const *out) {
+  int64_t strides[INFER_MAX_RANK];
+  broadcast_strides(in[0]->rank, in[0]->dims, out[0]->rank, strides);
+  CUDA_LAUNCH_TRY(k_copy_view((int64_t)infer_dtype_size(in[0]->dtype), out[0]->rank,
+                              out[0]->dims, strides, NULL, in[0]->data, out[0]->data, STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_expand = {"Expand", es_prepare, expand_run, NULL};
+
+/* Output index r_i * d_i + j_i is the pair (r_i, j_i) with source strides (0, stride_i). */
+static infer_status tile_run(const cuda_exec *x, const node *n, const void *params,
+                             const void *state, const tensor *const *in, tensor *const *out) {
+  const tensor *t = in[0];
+  int64_t own[INFER_MAX_RANK], dims[2 * INFER_MAX_RANK], strides[2 * INFER_MAX_RANK];
+  if (dims_count(out[0]->rank, out[0]->dims) == 0) return INFER_OK;
+  dims_strides(t->rank, t->dims, own);
+  for (int i = 0; i < t->rank; i++) {
+    dims[2 * i] = t->dims[i] ? out[0]->dims[i] / t->dims[i] : 0;
+    strides[2 * i] = 0;
+    dims[2 * i + 1] = t->dims[i];
+    strides[2 * i + 1] = own[i];
+  }
+  CUDA_LAUNCH_TRY(k_copy_view((int64_t)infer_dtype_size(t->dtype), 2 * t->rank, dims, strides,
+                              NULL, t->data, out[0]->data, STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_tile = {"Tile", es_prepare, tile_run, NULL};
+
+/* ---- Transpose ------------------------------------------------------------------------------ */
+
+typedef struct perm_state {
+  int perm[INFER_MAX_RANK];
+} perm_state;
+
+static infer_status transpose_prepare(const cuda_exec *x, const node *n, const void *params,
+                                      const tensor *const *in, const tensor *const *host_in,
+                                      tensor *const *out, void **state, int64_t *ws_bytes) {
+  perm_state *s;
+  const int64_t *v;
+  int count, r = in[0]->rank;
+  int64_t es;
+  bool seen[INFER_MAX_RANK] = {false};
+  TRY(elem_size_of("Transpose", in[0], &es));
+  TRY(attr_get_ints(n, "perm", &v, &count));
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  if (count < 0) {
+    for (int i = 0; i < r; i++) s->perm[i] = r - 1 - i;
+    return INFER_OK;
+  }
+  if (count != r)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "Transpose: perm has %d entries for rank %d",
+                      count, r);
+  for (int i = 0; i < r; i++) {
+    if (v[i] < 0 || v[i] >= r || seen[v[i]])
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Transpose: perm is not a permutation");
+    seen[v[i]] = true;
+    s->perm[i] = (int)v[i];
+  }
+  return INFER_OK;
+}
+
+static infer_status transpose_run(const cuda_exec *x, const node *n, const void *params,
+                                  const void *state, const tensor *const *in, tensor *const *out) {
+  const perm_state *s = state;
+  int64_t own[INFER_MAX_RANK], strides[INFER_MAX_RANK];
+  dims_strides(in[0]->rank, in[0]->dims, own);
+  for (int i = 0; i < in[0]->rank; i++) strides[i] = own[s->perm[i]];
+  CUDA_LAUNCH_TRY(k_copy_view((int64_t)infer_dtype_size(in[0]->dtype), out[0]->rank,
+                              out[0]->dims, strides, NULL, in[0]->data, out[0]->data, STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_transpose = {"Transpose", transpose_prepare, transpose_run, NULL};
+
+/* ---- Concat: one strided copy per input into its slice of the output ------------------ */
+
+typedef struct axis_state {
+  int axis;
+} axis_state;
+
+static infer_status concat_prepare(const cuda_exec *x, const node *n, const void *params,
+                                   const tensor *const *in, const tensor *const *host_in,
+                                   tensor *const *out, void **state, int64_t *ws_bytes) {
+  axis_state *s;
+  int64_t axis, es;
+  TRY(elem_size_of("Concat", out[0], &es));
+  TRY(attr_get_int(n, "axis", 1, &axis));
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  TRY(axis_normalize(axis, out[0]->rank, "Concat axis", &s->axis));
+  for (int k = 0; k < n->n_inputs; k++)
+    if (!in[k] || in[k]->dtype != out[0]->dtype)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Concat: input %d is missing or differs", k);
+  return INFER_OK;
+}
+
+static infer_status concat_run(const cuda_exec *x, const node *n, const void *params,
+                               const void *state, const tensor *const *in, tensor *const *out) {
+  const tensor *o = out[0];
+  int axis = ((const axis_state *)state)->axis;
+  int64_t es = (int64_t)infer_dtype_size(o->dtype);
+  int64_t outer = dims_count(axis, o->dims);
+  int64_t inner = dims_count(o->rank - axis - 1, o->dims + axis + 1);
+  int64_t out_row = o->dims[axis] * inner, offset = 0;
+  for (int k = 0; k < n->n_inputs; k++) {
+    int64_t row = in[k]->dims[axis] * inner;
+    if (row > 0 && outer > 0) {
+      int64_t dims[2] = {outer, row}, is[2] = {row, 1}, os[2] = {out_row, 1};
+      CUDA_LAUNCH_TRY(k_copy_view(es, 2, dims, is, os, in[k]->data,
+                                  (char *)o->data + offset * es, STREAM(x)));
+    }
+    offset += row;
+  }
+  return INFER_OK;
+}
+
+static const cuda_op cuda_concat = {"Concat", concat_prepare, concat_run, NULL};
+
+/* ---- Split: one strided copy per output from its slice of the input ------------------- */
+
+typedef struct split_state {
+  int axis, n;
+  int64_t size[]; /* per output */
+} split_state;
+
+static infer_status split_prepare(const cuda_exec *x, const node *n, const void *params,
+                                  const tensor *const *in, const tensor *const *host_in,
+                                  tensor *const *out, void **state, int64_t *ws_bytes) {
+  split_state *s;
+  int64_t axis, es, num_outputs;
+  int outs = n->n_outputs, count;
+  const int64_t *list;
+  const tensor *t = in[0];
+  TRY(elem_size_of("Split", t, &es));
+  TRY(new_state(sizeof *s + sizeof(int64_t) * (size_t)outs, state, (void **)&s));
+  s->n = outs;
+  TRY(attr_get_int(n, "axis", 0, &axis));
+  TRY(attr_get_int(n, "num_outputs", 0, &num_outputs));
+  TRY(attr_get_ints(n, "split", &list, &count));
+  TRY(axis_normalize(axis, t->rank, "Split axis", &s->axis));
+  int64_t dim = t->dims[s->axis], total = 0;
+  if (input_given(n, in, 1)) {
+    const tensor *h = host_in[1];
+    if (!h)
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Split on the GPU: 'split' must be a constant");
+    if (dims_count(h->rank, h->dims) != outs)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Split: split must hold %d sizes", outs);
+    for (int k = 0; k < outs; k++) s->size[k] = tensor_get_i64(h, k);
+  } else if (count >= 0) {
+    if (count != outs)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Split: %d sizes for %d outputs", count, outs);
+    for (int k = 0; k < outs; k++) s->size[k] = list[k];
+  } else {
+    int64_t chunk = node_attr(n, "num_outputs") ? dim / outs + (dim % outs != 0) : dim / outs;
+    for (int k = 0; k < outs; k++) {
+      int64_t start = chunk * k, left = start < dim ? dim - start : 0;
+      s->size[k] = left < chunk ? left : chunk;
+    }
+  }
+  for (int k = 0; k < outs; k++) {
+    if (s->size[k] < 0 || (out[k] && out[k]->dims[s->axis] != s->size[k]))
+      return infer_fail(INFER_ERR_INTERNAL, "Split on the GPU: output %d has an unexpected size", k);
+    total += s->size[k];
+  }
+  if (total != dim)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "Split: sizes sum to %lld, the dim is %lld",
+                      (long long)total, (long long)dim);
+  return INFER_OK;
+}
+
+static infer_status split_run(const cuda_exec *x, const node *n, const void *params,
+                              const void *state, const tensor *const *in, tensor *const *out) {
+  const split_state *s = state;
+  const tensor *t = in[0];
+  int64_t es = (int64_t)infer_dtype_size(t->dtype);
+  int64_t outer = dims_count(s->axis, t->dims);
+  int64_t inner = dims_count(t->rank - s->axis - 1, t->dims + s->axis + 1);
+  int64_t in_row = t->dims[s->axis] * inner, offset = 0;
+  for (int k = 0; k < s->n; k++) {
+    int64_t row = s->size[k] * inner;
+    if (out[k] && row > 0 && outer > 0) {
+      int64_t dims[2] = {outer, row}, is[2] = {in_row, 1};
+      CUDA_LAUNCH_TRY(k_copy_view(es, 2, dims, is, NULL, (const char *)t->data + offset * es,
+                                  out[k]->data, STREAM(x)));
+    }
+    offset += row;
+  }
+  return INFER_OK;
+}
+
+static const cuda_op cuda_split = {"Split", split_prepare, split_run, NULL};
+
+/* ---- Slice: a view with per-axis start and step (the CPU's plan, made once) ----------- */
+
+typedef struct slice_state {
+  int rank;
+  int64_t offset; /* elements */
+  int64_t dims[INFER_MAX_RANK], strides[INFER_MAX_RANK];
+} slice_state;
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Optional input i read from its host copy; *count = -1 when absent. */
+static infer_status slice_ints(const node *n, const tensor *const *in,
+                               const tensor *const *host_in, int i, const char *what, int64_t *v,
+                               int *count) {
+  *count = -1;
+  if (!input_given(n, in, i)) return INFER_OK;
+  if (!host_in[i])
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Slice on the GPU: %s must be a constant", what);
+  return tensor_read_ints(host_in[i], what, v, INFER_MAX_RANK, count);
+}
+
+static infer_status slice_prepare(const cuda_exec *x, const node *n, const void *params,
+                                  const tensor *const *in, const tensor *const *host_in,
+                                  tensor *const *out, void **state, int64_t *ws_bytes) {
+  slice_state *s;
+  const tensor *t = in[0];
+  int r = t->rank, ns, ne, na, nst = -1;
+  int64_t es, st[INFER_MAX_RANK], en[INFER_MAX_RANK], ax[INFER_MAX_RANK], sp[INFER_MAX_RANK];
+  int64_t start[INFER_MAX_RANK], step[INFER_MAX_RANK], own[INFER_MAX_RANK];
+  bool seen[INFER_MAX_RANK] = {false};
+  TRY(elem_size_of("Slice", t, &es));
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  if (n->opset < 10) {
+    const int64_t *a, *b, *c;
+    TRY(attr_get_ints(n, "starts", &a, &ns));
+    TRY(attr_get_ints(n, "ends", &b, &ne));
+    TRY(attr_get_ints(n, "axes", &c, &na));
+    if (ns < 0 || ns != ne || ns > INFER_MAX_RANK || (na >= 0 && na != ns))
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Slice: invalid starts/ends/axes");
+    memcpy(st, a, sizeof(int64_t) * (size_t)ns);
+    memcpy(en, b, sizeof(int64_t) * (size_t)ns);
+    if (na > 0) memcpy(ax, c, sizeof(int64_t) * (size_t)na);
+  } else {
+    TRY(slice_ints(n, in, host_in, 1, "starts", st, &ns));
+    TRY(slice_ints(n, in, host_in, 2, "ends", en, &ne));
+    TRY(slice_ints(n, in, host_in, 3, "axes", ax, &na));
+    TRY(slice_ints(n, in, host_in, 4, "steps", sp, &nst));
+    if (ns < 0 || ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Slice: invalid starts/ends/axes/steps");
+  }
+  if (ns > r) return infer_fail(INFER_ERR_INVALID_MODEL, "Slice: %d axes for rank %d", ns, r);
+  for (int i = 0; i < r; i++) {
+    start[i] = 0;
+    step[i] = 1;
+    s->dims[i] = t->dims[i];
+  }
+  for (int i = 0; i < ns; i++) {
+    int a;
+    TRY(axis_normalize(na >= 0 ? ax[i] : i, r, "Slice axis", &a));
+    if (seen[a]) return infer_fail(INFER_ERR_INVALID_MODEL, "Slice: axis %d repeated", a);
+    seen[a] = true;
+    int64_t stp = nst >= 0 ? sp[i] : 1, d = t->dims[a], b = st[i], e = en[i], len;
+    if (stp == 0) return infer_fail(INFER_ERR_INVALID_MODEL, "Slice: step 0 on axis %d", a);
+    if (b < 0) b += d;
+    if (e < 0) e += d;
+    if (stp > 0) {
+      b = clamp64(b, 0, d);
+      e = clamp64(e, 0, d);
+      len = e > b ? (e - b - 1) / stp + 1 : 0;
+    } else {
+      b = clamp64(b, 0, d - 1);
+      e = clamp64(e, -1, d - 1);
+      int64_t back = stp == INT64_MIN ? INT64_MAX : -stp;
+      len = (d > 0 && b > e) ? (b - e - 1) / back + 1 : 0;
+    }
+    if (len <= 1) stp = stp > 0 ? 1 : -1;
+    if (len == 0) b = 0;
+    start[a] = b;
+    step[a] = stp;
+    s->dims[a] = len;
+  }
+  if (!dims_equal(out[0]->rank, out[0]->dims, r, s->dims))
+    return infer_fail(INFER_ERR_INTERNAL, "Slice on the GPU: output shape differs from the plan");
+  dims_strides(r, t->dims, own);
+  s->rank = r;
+  s->offset = 0;
+  for (int i = 0; i < r; i++) {
+    s->offset += start[i] * own[i];
+    s->strides[i] = step[i] * own[i];
+  }
+  return INFER_OK;
+}
+
+static infer_status slice_run(const cuda_exec *x, const node *n, const void *params,
+                              const void *state, const tensor *const *in, tensor *const *out) {
+  const slice_state *s = state;
+  int64_t es = (int64_t)infer_dtype_size(in[0]->dtype);
+  if (dims_count(s->rank, s->dims) == 0) return INFER_OK;
+  CUDA_LAUNCH_TRY(k_copy_view(es, s->rank, s->dims, s->strides, NULL,
+                              (const char *)in[0]->data + s->offset * es, out[0]->data, STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_slice = {"Slice", slice_prepare, slice_run, NULL};
+
+/* ---- Gather and GatherElements ----------------------------------------------------------- */
+
+static infer_status gather_common(const node *n, const tensor *const *in, int *axis) {
+  int64_t a, es;
+  TRY(elem_size_of(n->op_type, in[0], &es));
+  if (in[1]->dtype != INFER_DTYPE_INT64 && in[1]->dtype != INFER_DTYPE_INT32)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: indices must be int32 or int64", n->op_type);
+  if (in[0]->rank == 0) return infer_fail(INFER_ERR_INVALID_MODEL, "%s: data is a scalar", n->op_type);
+  TRY(attr_get_int(n, "axis", 0, &a));
+  return axis_normalize(a, in[0]->rank, "axis", axis);
+}
+
+static infer_status gather_prepare(const cuda_exec *x, const node *n, const void *params,
+                                   const tensor *const *in, const tensor *const *host_in,
+                                   tensor *const *out, void **state, int64_t *ws_bytes) {
+  axis_state *s;
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  return gather_common(n, in, &s->axis);
+}
+
+static infer_status gather_run(const cuda_exec *x, const node *n, const void *params,
+                               const void *state, const tensor *const *in, tensor *const *out) {
+  const tensor *t = in[0], *idx = in[1];
+  int axis = ((const axis_state *)state)->axis;
+  CUDA_LAUNCH_TRY(k_gather((int64_t)infer_dtype_size(t->dtype), t->data, (int)idx->dtype,
+                           idx->data, out[0]->data, dims_count(axis, t->dims), t->dims[axis],
+                           dims_count(idx->rank, idx->dims),
+                           dims_count(t->rank - axis - 1, t->dims + axis + 1), STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_gather = {"Gather", gather_prepare, gather_run, NULL};
+
+static infer_status gather_elements_prepare(const cuda_exec *x, const node *n, const void *params,
+                                            const tensor *const *in, const tensor *const *host_in,
+                                            tensor *const *out, void **state, int64_t *ws_bytes) {
+  axis_state *s;
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  TRY(gather_common(n, in, &s->axis));
+  if (infer_dtype_size(in[0]->dtype) > 8 || in[1]->rank != in[0]->rank)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "GatherElements on the GPU: unsupported shapes/dtype");
+  for (int d = 0; d < in[0]->rank; d++)
+    if (d != s->axis && in[1]->dims[d] > in[0]->dims[d])
+      return infer_fail(INFER_ERR_INVALID_MODEL, "GatherElements: indices do not fit data");
+  return INFER_OK;
+}
+
+static infer_status gather_elements_run(const cuda_exec *x, const node *n, const void *params,
+                                        const void *state, const tensor *const *in,
+                                        tensor *const *out) {
+  const tensor *t = in[0], *idx = in[1];
+  CUDA_LAUNCH_TRY(k_gather_elements((int)infer_dtype_size(t->dtype), t->rank, t->dims, idx->dims,
+                                    ((const axis_state *)state)->axis, t->data, (int)idx->dtype,
+                                    idx->data, out[0]->data, STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_gather_elements = {"GatherElements", gather_elements_prepare,
+                                             gather_elements_run, NULL};
+
+/* ---- Trilu: k (optional input) is read on the device ------------------------------------- */
+
+typedef struct trilu_state {
+  int upper;
+} trilu_state;
+
+static infer_status trilu_prepare(const cuda_exec *x, const node *n, const void *params,
+                                  const tensor *const *in, const tensor *const *host_in,
+                                  tensor *const *out, void **state, int64_t *ws_bytes) {
+  trilu_state *s;
+  int64_t upper, es;
+  TRY(elem_size_of("Trilu", in[0], &es));
+  if (es > 8 || in[0]->rank < 2)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Trilu on the GPU: unsupported input");
+  if (input_given(n, in, 1) &&
+      (in[1]->dtype != INFER_DTYPE_INT64 || dims_count(in[1]->rank, in[1]->dims) != 1))
+    return infer_fail(INFER_ERR_INVALID_MODEL, "Trilu: k must be one int64");
+  TRY(attr_get_int(n, "upper", 1, &upper));
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  s->upper = upper != 0;
+  return INFER_OK;
+}
+
+static infer_status trilu_run(const cuda_exec *x, const node *n, const void *params,
+                              const void *state, const tensor *const *in, tensor *const *out) {
+  const tensor *t = in[0];
+  int r = t->rank;
+  CUDA_LAUNCH_TRY(k_trilu((int)infer_dtype_size(t->dtype), ((const trilu_state *)state)->upper,
+                          input_given(n, in, 1) ? (const int64_t *)in[1]->data : NULL, t->data,
+                          out[0]->data, dims_count(r - 2, t->dims), t->dims[r - 2], t->dims[r - 1],
+                          STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_trilu = {"Trilu", trilu_prepare, trilu_run, NULL};
+
+/* ---- Pad: pads resolved at prepare (crop first, then extend, as the CPU) ------------------ */
+
+typedef struct pad_state {
+  int mode, rank, es;
+  bool cval_dev; /* the constant is read from input 2 on the device */
+  int64_t lo[INFER_MAX_RANK], ext[INFER_MAX_RANK], pb[INFER_MAX_RANK];
+  unsigned char cval[16];
+} pad_state;
+
+static infer_status pad_prepare(const cuda_exec *x, const node *n, const void *params,
+                                const tensor *const *in, const tensor *const *host_in,
+                                tensor *const *out, void **state, int64_t *ws_bytes) {
+  pad_state *s;
+  const tensor *t = in[0];
+  const char *mode;
+  int r = t->rank, np, axes_n = r, axes[INFER_MAX_RANK];
+  int64_t es, pads[2 * INFER_MAX_RANK], b[INFER_MAX_RANK], e[INFER_MAX_RANK];
+  TRY(elem_size_of("Pad", t, &es));
+  if (es > 8) return infer_fail(INFER_ERR_UNSUPPORTED, "Pad on the GPU: dtype %s", infer_dtype_name(t->dtype));
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  s->es = (int)es;
+  s->rank = r;
+  TRY(attr_get_string(n, "mode", "constant", &mode));
+  if (strcmp(mode, "constant") == 0) s->mode = K_PAD_CONSTANT;
+  else if (strcmp(mode, "reflect") == 0) s->mode = K_PAD_REFLECT;
+  else if (strcmp(mode, "edge") == 0) s->mode = K_PAD_EDGE;
+  else if (strcmp(mode, "wrap") == 0) s->mode = K_PAD_WRAP;
+  else return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: mode '%s' is not valid", mode);
+  for (int i = 0; i < r; i++) axes[i] = i;
+  if (n->opset < 11) {
+    const int64_t *v;
+    float value;
+    TRY(attr_get_ints(n, "pads", &v, &np));
+    if (np < 0 || np > 2 * INFER_MAX_RANK)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: invalid 'pads'");
+    memcpy(pads, v, sizeof(int64_t) * (size_t)np);
+    TRY(attr_get_float(n, "value", 0.0f, &value));
+    elem_from_f64(out[0]->dtype, value, s->cval);
+  } else {
+    if (!input_given(n, in, 1))
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: input 'pads' is required");
+    if (!host_in[1])
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Pad on the GPU: pads must be a constant");
+    TRY(tensor_read_ints(host_in[1], "Pad pads", pads, 2 * INFER_MAX_RANK, &np));
+    if (input_given(n, in, 3)) {
+      int64_t raw[INFER_MAX_RANK];
+      bool seen[INFER_MAX_RANK] = {false};
+      if (!host_in[3])
+        return infer_fail(INFER_ERR_UNSUPPORTED, "Pad on the GPU: axes must be a constant");
+      TRY(tensor_read_ints(host_in[3], "Pad axes", raw, INFER_MAX_RANK, &axes_n));
+      for (int i = 0; i < axes_n; i++) {
+        TRY(axis_normalize(raw[i], r, "Pad axes entry", &axes[i]));
+        if (seen[axes[i]]) return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: axis repeated");
+        seen[axes[i]] = true;
+      }
+    }
+    if (input_given(n, in, 2)) {
+      int64_t c = dims_count(in[2]->rank, in[2]->dims);
+      if (c > 1) return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: constant_value must be a scalar");
+      if (c == 1 && host_in[2]) {
+        elem_convert(host_in[2], 0, out[0]->dtype, s->cval);
+      } else if (c == 1) {
+        if (in[2]->dtype != out[0]->dtype)
+          return infer_fail(INFER_ERR_UNSUPPORTED,
+                            "Pad on the GPU: a non-constant constant_value of dtype %s for %s data",
+                            infer_dtype_name(in[2]->dtype), infer_dtype_name(out[0]->dtype));
+        s->cval_dev = true;
+      }
+    }
+  }
+  if (np != 2 * axes_n)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: %d pads for %d axes", np, axes_n);
+  for (int i = 0; i < r; i++) b[i] = e[i] = 0;
+  for (int i = 0; i < axes_n; i++) {
+    b[axes[i]] = pads[i];
+    e[axes[i]] = pads[axes_n + i];
+  }
+  for (int i = 0; i < r; i++) {
+    s->lo[i] = b[i] < 0 ? -b[i] : 0;
+    s->ext[i] = t->dims[i] - s->lo[i] - (e[i] < 0 ? -e[i] : 0);
+    s->pb[i] = b[i] > 0 ? b[i] : 0;
+    if (s->ext[i] < 0 || out[0]->dims[i] != s->ext[i] + s->pb[i] + (e[i] > 0 ? e[i] : 0))
+      return infer_fail(INFER_ERR_INTERNAL, "Pad on the GPU: output shape differs on axis %d", i);
+    if (s->mode != K_PAD_CONSTANT && s->ext[i] == 0 && out[0]->dims[i] > 0)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: cannot pad an empty axis %d", i);
+  }
+  return INFER_OK;
+}
+
+static infer_status pad_run(const cuda_exec *x, const node *n, const void *params,
+                            const void *state, const tensor *const *in, tensor *const *out) {
+  const pad_state *s = state;
+  CUDA_LAUNCH_TRY(k_pad(s->es, s->mode, s->rank, in[0]->dims, out[0]->dims, s->lo, s->ext, s->pb,
+                        s->cval, s->cval_dev ? in[2]->data : NULL, in[0]->data, out[0]->data,
+                        STREAM(x)));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_pad = {"Pad", pad_prepare, pad_run, NULL};
+
+/* ---- Resize ----------------------------------------------------------------------------------
+ * The plan (output size, scales, ROI) and every coordinate mapping are the CPU's
+ * (ops/resize.c), made once at prepare from the constant scales/sizes/roi: nearest
+ * becomes one input index per output coordinate and axis; linear/cubic become
+ * per-axis tap tables (indices, weights, an outside flag) for separable passes,
+ * last axis first, accumulating in float (double for float64 and integers). */
+
+enum gr_mode { GR_NEAREST, GR_LINEAR, GR_CUBIC };
+enum gr_coord {
+  GR_HALF_PIXEL,
+  GR_HALF_PIXEL_SYMMETRIC,
+  GR_PYTORCH_HALF_PIXEL,
+  GR_ALIGN_CORNERS,
+  GR_ASYMMETRIC,
+  GR_TF_HALF_PIXEL_FOR_NN,
+  GR_TF_CROP_AND_RESIZE
+};
+enum gr_nearest { GR_ROUND_PREFER_FLOOR, GR_ROUND_PREFER_CEIL, GR_FLOOR, GR_CEIL, GR_SIMPLE };
+enum gr_aspect { GR_STRETCH, GR_NOT_LARGER, GR_NOT_SMALLER };
+
+#define GR_MAX_TAPS 1024 /* as RESIZE_MAX_TAPS in ops/resize.c */
+
+typedef struct gr_params {
+  int mode, coord, nearest, aspect;
+  double cubic_a, extrapolation;
+  bool exclude_outside, antialias;
+  int n_axes; /* -1: all */
+  const int64_t *axes;
+} gr_params;
+
+typedef struct gr_plan {
+  int rank;
+  int64_t in[INFER_MAX_RANK], out[INFER_MAX_RANK];
+  double scale[INFER_MAX_RANK], roi_start[INFER_MAX_RANK], roi_end[INFER_MAX_RANK];
+  bool active[INFER_MAX_RANK];
+} gr_plan;
+
+static infer_status gr_pick(const node *n, const char *name, const char *def,
+                            const char *const *names, int count, int *out) {
+  const char *v;
+  TRY(attr_get_string(n, name, def, &v));
+  for (int i = 0; i < count; i++)
+    if (strcmp(v, names[i]) == 0) {
+      *out = i;
+      return INFER_OK;
+    }
+  return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: %s '%s' is not valid", name, v);
+}
+
+static infer_status gr_parse(const node *n, gr_params *p) {
+  static const char *const modes[] = {"nearest", "linear", "cubic"};
+  static const char *const coords[] = {"half_pixel",    "half_pixel_symmetric",
+                                       "pytorch_half_pixel", "align_corners",
+                                       "asymmetric",    "tf_half_pixel_for_nn",
+                                       "tf_crop_and_resize"};
+  static const char *const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                         "ceil"};
+  static const char *const aspects[] = {"stretch", "not_larger", "not_smaller"};
+  float f;
+  int64_t i;
+  memset(p, 0, sizeof *p);
+  TRY(gr_pick(n, "mode", "nearest", modes, n->opset >= 11 ? 3 : 2, &p->mode));
+  TRY(gr_pick(n, "coordinate_transformation_mode", "half_pixel", coords, 7, &p->coord));
+  if (n->opset < 11) p->coord = GR_ASYMMETRIC;
+  TRY(gr_pick(n, "nearest_mode", "round_prefer_floor", nearests, 4, &p->nearest));
+  if (n->opset < 11) p->nearest = GR_SIMPLE;
+  TRY(gr_pick(n, "keep_aspect_ratio_policy", "stretch", aspects, 3, &p->aspect));
+  TRY(attr_get_float(n, "cubic_coeff_a", -0.75f, &f));
+  p->cubic_a = f;
+  TRY(attr_get_float(n, "extrapolation_value", 0.0f, &f));
+  p->extrapolation = f;
+  TRY(attr_get_int(n, "exclude_outside", 0, &i));
+  p->exclude_outside = i != 0;
+  TRY(attr_get_int(n, "antialias", 0, &i));
+  p->antialias = i != 0 && p->mode != GR_NEAREST;
+  TRY(attr_get_ints(n, "axes", &p->axes, &p->n_axes));
+  if (p->n_axes > INFER_MAX_RANK)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: too many axes");
+  return INFER_OK;
+}
+
+/* Index of a given (non-empty) optional input, or -1. */
+static int gr_opt(const node *n, const tensor *const *in, int i) {
+  if (!input_given(n, in, i) || dims_count(in[i]->rank, in[i]->dims) == 0) return -1;
+  return i;
+}
+
+static infer_status gr_plan_make(const node *n, const gr_params *p, const tensor *const *in,
+                                 const tensor *const *host_in, gr_plan *pl) {
+  const tensor *x = in[0];
+  int r = x->rank, roi_i = -1, scales_i, sizes_i = -1;
+  pl->rank = r;
+  if (n->opset < 11) {
+    scales_i = gr_opt(n, in, 1);
+  } else {
+    roi_i = gr_opt(n, in, 1);
+    scales_i = gr_opt(n, in, 2);
+    sizes_i = gr_opt(n, in, 3);
+  }
+  if ((scales_i < 0) == (sizes_i < 0))
+    return infer_fail(INFER_ERR_INVALID_MODEL,
+                      "Resize: exactly one of 'scales' and 'sizes' must be given");
+  int axes[INFER_MAX_RANK], na = r;
+  bool listed[INFER_MAX_RANK] = {false};
+  if (p->n_axes >= 0) {
+    na = p->n_axes;
+    for (int i = 0; i < na; i++) {
+      TRY(axis_normalize(p->axes[i], r, "Resize axes entry", &axes[i]));
+      if (listed[axes[i]]) return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: axis repeated");
+      listed[axes[i]] = true;
+    }
+  } else {
+    for (int i = 0; i < r; i++) axes[i] = i, listed[i] = true;
+  }
+  const tensor *scales = scales_i >= 0 ? host_in[scales_i] : NULL;
+  const tensor *sizes = sizes_i >= 0 ? host_in[sizes_i] : NULL;
+  if (!scales && !sizes)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: %s must be a constant",
+                      scales_i >= 0 ? "scales" : "sizes");
+  const tensor *given = scales ? scales : sizes;
+  if (given->rank != 1 || dims_count(given->rank, given->dims) != na)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: %s has the wrong length",
+                      scales ? "scales" : "sizes");
+  for (int i = 0; i < r; i++) {
+    pl->in[i] = pl->out[i] = x->dims[i];
+    pl->scale[i] = 1.0;
+    pl->roi_start[i] = 0.0;
+    pl->roi_end[i] = 1.0;
+  }
+  if (scales) {
+    if (!dtype_is_float(scales->dtype))
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: scales must be float");
+    for (int i = 0; i < na; i++) {
+      double s = tensor_get_f64(scales, i);
+      int a = axes[i];
+      if (!(s > 0.0) || !isfinite(s))
+        return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: scale %g is not positive", s);
+      double o = floor(s * (double)pl->in[a]);
+      if (!(o < 9.0e18)) return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: scale too large");
+      pl->scale[a] = s;
+      pl->out[a] = (int64_t)o;
+    }
+  } else {
+    if (sizes->dtype != INFER_DTYPE_INT64)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: sizes must be int64");
+    for (int i = 0; i < na; i++) {
+      int64_t o = tensor_get_i64(sizes, i);
+      int a = axes[i];
+      if (o < 0) return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: negative size");
+      if (pl->in[a] == 0 && o != 0)
+        return infer_fail(INFER_ERR_UNSUPPORTED, "Resize: cannot resize the empty axis %d", a);
+      pl->out[a] = o;
+      pl->scale[a] = pl->in[a] ? (double)o / (double)pl->in[a] : 1.0;
+    }
+    if (p->aspect != GR_STRETCH) {
+      double common = p->aspect == GR_NOT_LARGER ? INFINITY : 0.0;
+      for (int i = 0; i < na; i++) {
+        double s = pl->scale[axes[i]];
+        common = p->aspect == GR_NOT_LARGER ? fmin(common, s) : fmax(common, s);
+      }
+      for (int i = 0; i < na; i++) {
+        int a = axes[i];
+        double o = common * (double)pl->in[a] + 0.5;
+        if (!(o < 9.0e18)) return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: axis too large");
+        pl->scale[a] = common;
+        pl->out[a] = (int64_t)o;
+      }
+    }
+  }
+  if (p->coord == GR_TF_CROP_AND_RESIZE) {
+    if (roi_i < 0)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: tf_crop_and_resize needs 'roi'");
+    const tensor *roi = host_in[roi_i];
+    if (!roi) return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: roi must be a constant");
+    if (!dtype_is_float(roi->dtype) || dims_count(roi->rank, roi->dims) != 2 * na)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: roi must hold %d floats", 2 * na);
+    for (int i = 0; i < na; i++) {
+      pl->roi_start[axes[i]] = tensor_get_f64(roi, i);
+      pl->roi_end[axes[i]] = tensor_get_f64(roi, na + i);
+    }
+  }
+  for (int i = 0; i < r; i++) {
+    pl->active[i] = listed[i] && (pl->out[i] != pl->in[i] || pl->scale[i] != 1.0 ||
+                                  p->coord == GR_TF_CROP_AND_RESIZE ||
+                                  p->coord == GR_TF_HALF_PIXEL_FOR_NN);
+    if (pl->active[i] && pl->in[i] == 0 && pl->out[i] != 0)
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Resize: cannot resize the empty axis %d", i);
+  }
+  return INFER_OK;
+}
+
+static double gr_coord_of(const gr_params *p, const gr_plan *pl, int a, int64_t x, bool *outside) {
+  double s = pl->scale[a], in = (double)pl->in[a], ow = s * in, xd = (double)x;
+  *outside = false;
+  switch (p->coord) {
+    case GR_HALF_PIXEL: return (xd + 0.5) / s - 0.5;
+    case GR_HALF_PIXEL_SYMMETRIC: {
+      double adjustment = (double)pl->out[a] / ow, center = in / 2;
+      double offset = center * (1 - adjustment);
+      return offset + (xd + 0.5) / s - 0.5;
+    }
+    case GR_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (xd + 0.5) / s - 0.5;
+    case GR_ALIGN_CORNERS: return ow == 1 ? 0.0 : xd * (in - 1) / (ow - 1);
+    case GR_ASYMMETRIC: return xd / s;
+    case GR_TF_HALF_PIXEL_FOR_NN: return (xd + 0.5) / s;
+    case GR_TF_CROP_AND_RESIZE: {
+      double r0 = pl->roi_start[a], r1 = pl->roi_end[a], v;
+      if (ow == 1)
+        v = (r1 - r0) * (in - 1) / 2;
+      else
+        v = xd * (r1 - r0) * (in - 1) / (ow - 1);
+      v += r0 * (in - 1);
+      *outside = !(v >= 0 && v <= in - 1);
+      return v;
+    }
+  }
+  return 0.0;
+}
+
+static int64_t gr_nearest_index(const gr_params *p, const gr_plan *pl, int a, int64_t x) {
+  bool outside;
+  double xo = gr_coord_of(p, pl, a, x, &outside);
+  if (outside) return -1;
+  int64_t in = pl->in[a];
+  xo = fmax(-2.0, fmin(xo, (double)in + 1.0));
+  double fl = floor(xo), ratio = xo - fl;
+  bool up = false;
+  if (ratio != 0.0) {
+    switch (p->nearest) {
+      case GR_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
+      case GR_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
+      case GR_FLOOR: up = false; break;
+      case GR_CEIL: up = true; break;
+      case GR_SIMPLE: up = pl->scale[a] < 1.0; break;
+    }
+  }
+  int64_t i = (int64_t)fl + (up ? 1 : 0);
+  return i < 0 ? 0 : (i >= in ? in - 1 : i);
+}
+
+static double gr_cubic(double x, double A) {
+  x = fabs(x);
+  double x2 = x * x, x3 = x * x2;
+  if (x <= 1) return (A + 2) * x3 - (A + 3) * x2 + 1;
+  if (x < 2) return A * x3 - 5 * A * x2 + 8 * A * x - 4 * A;
+  return 0.0;
+}
+
+/* Filter taps of output coordinate x on axis a (as resize_taps in ops/resize.c). */
+static bool gr_taps(const gr_params *p, const gr_plan *pl, int a, int64_t x, int64_t *idx,
+                    double *w, int *n, bool *outside) {
+  double xo = gr_coord_of(p, pl, a, x, outside);
+  *n = 0;
+  if (*outside) return true;
+  int64_t in = pl->in[a];
+  xo = fmax(-4.0, fmin(xo, (double)in + 3.0));
+  double fl = floor(xo);
+  double ratio = xo == fl ? 1.0 : xo - fl;
+  int count;
+  double s = fmin(pl->scale[a], 1.0);
+  if (p->mode == GR_LINEAR && !p->antialias) {
+    count = 2;
+    w[0] = 1 - ratio;
+    w[1] = ratio;
+  } else if (p->mode == GR_CUBIC && !p->antialias) {
+    double A = p->cubic_a, r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+    count = 4;
+    w[0] = ((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A;
+    w[1] = ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1;
+    w[2] = ((A + 2) * q - (A + 3)) * q * q + 1;
+    w[3] = ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A;
+  } else {
+    double reach = p->mode == GR_LINEAR ? 1.0 : 2.0;
+    double st = floor(-reach / s) + 1;
+    if (2 - 2 * st > GR_MAX_TAPS) return false;
+    int start = (int)st;
+    count = 2 - 2 * start;
+    double sum = 0.0;
+    for (int k = 0; k < count; k++) {
+      double arg = s * ((double)(start + k) - ratio);
+      w[k] = p->mode == GR_LINEAR ? fmin(fmax(1 - fabs(arg), 0.0), 1.0) : gr_cubic(arg, p->cubic_a);
+      sum += w[k];
+    }
+    for (int k = 0; k < count; k++) w[k] /= sum;
+  }
+  int64_t half = count / 2, base = (int64_t)(xo - ratio);
+  int64_t sp = base + 1, limit = in;
+  if (sp < 0) sp = 0;
+  if (sp > limit) sp = limit;
+  double kept = 0.0;
+  for (int k = 0; k < count; k++) {
+    int64_t di = sp + k - half;
+    bool out_of_input = di < 0 || di >= in;
+    if (p->exclude_outside && out_of_input) w[k] = 0.0;
+    kept += w[k];
+    idx[k] = di < 0 ? 0 : (di >= in ? in - 1 : di);
+  }
+  if (p->exclude_outside)
+    for (int k = 0; k < count; k++) w[k] /= kept;
+  *n = count;
+  return true;
+}
+
+typedef struct gr_pass {
+  int taps;
+  int64_t outer, in_a, out_a, inner;
+  size_t idx_off, w_off, outside_off; /* bytes into the state's device block */
+} gr_pass;
+
+typedef struct resize_state {
+  bool nearest;
+  int rank, es, n_pass;
+  int64_t total_out;
+  void *dev; /* nearest: the index table; linear/cubic: every pass's tap tables */
+  unsigned char ext[16];
+  double extrapolation;
+  int64_t buf_bytes; /* one intermediate buffer in the workspace */
+  gr_pass pass[INFER_MAX_RANK];
+} resize_state;
+
+static void resize_release(void *p) {
+  resize_state *s = p;
+  if (!s) return;
+  if (s->dev) cudaFree(s->dev);
+  free(s);
+}
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+/* Per-axis tap tables of the active axes (last first) in one host block. */
+static infer_status gr_build_passes(const gr_params *p, const gr_plan *pl, resize_state *s,
+                                    unsigned char **block, size_t *bytes) {
+  int64_t cur[INFER_MAX_RANK], tidx[GR_MAX_TAPS];
+  double tw[GR_MAX_TAPS];
+  size_t size = 0;
+  unsigned char *b = NULL;
+  memcpy(cur, pl->in, sizeof cur);
+  s->n_pass = 0;
+  infer_status st = INFER_OK;
+  for (int a = pl->rank - 1; a >= 0 && st == INFER_OK; a--) {
+    if (!pl->active[a]) continue;
+    gr_pass *ps = &s->pass[s->n_pass++];
+    int64_t out_a = pl->out[a];
+    int taps = 1, count;
+    bool outside;
+    for (int64_t o = 0; o < out_a; o++) {
+      if (!gr_taps(p, pl, a, o, tidx, tw, &count, &outside)) {
+        st = infer_fail(INFER_ERR_UNSUPPORTED,
+                        "Resize: antialiased downscale on axis %d needs more than %d taps", a,
+                        GR_MAX_TAPS);
+        break;
+      }
+      if (count > taps) taps = count;
+    }
+    if (st != INFER_OK) break;
+    ps->taps = taps;
+    ps->outer = dims_count(a, cur);
+    ps->inner = dims_count(pl->rank - a - 1, cur + a + 1);
+    ps->in_a = cur[a];
+    ps->out_a = out_a;
+    cur[a] = out_a;
+    size_t n_tab = (size_t)out_a * (size_t)taps;
+    ps->idx_off = align_up(size, 256);
+    ps->w_off = ps->idx_off + n_tab * sizeof(int64_t);
+    ps->outside_off = ps->w_off + n_tab * sizeof(double);
+    size_t end = ps->outside_off + (size_t)out_a + 1;
+    unsigned char *nb = realloc(b, end);
+    if (!nb) {
+      st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+      break;
+    }
+    b = nb;
+    memset(b + size, 0, end - size);
+    size = end;
+    int64_t *ti = (int64_t *)(b + ps->idx_off);
+    double *tw_all = (double *)(b + ps->w_off);
+    uint8_t *to = b + ps->outside_off;
+    for (int64_t o = 0; o < out_a; o++) {
+      gr_taps(p, pl, a, o, tidx, tw, &count, &outside);
+      to[o] = outside;
+      for (int k = 0; k < count; k++) {
+        ti[o * taps + k] = tidx[k];
+        tw_all[o * taps + k] = tw[k];
+      }
+    }
+  }
+  if (st != INFER_OK) {
+    free(b);
+    return st;
+  }
+  *block = b;
+  *bytes = size;
+  return INFER_OK;
+}
+
+static infer_status resize_prepare(const cuda_exec *x, const node *n, const void *params,
+                                   const tensor *const *in, const tensor *const *host_in,
+                                   tensor *const *out, void **state, int64_t *ws_bytes) {
+  resize_state *s;
+  gr_params p;
+  gr_plan pl;
+  int64_t es;
+  const tensor *t = in[0];
+  TRY(elem_size_of("Resize", t, &es));
+  if (es > 8 || t->dtype == INFER_DTYPE_BOOL)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: dtype %s is not supported",
+                      infer_dtype_name(t->dtype));
+  TRY(new_state(sizeof *s, state, (void **)&s));
+  TRY(gr_parse(n, &p));
+  TRY(gr_plan_make(n, &p, in, host_in, &pl));
+  if (!dims_equal(out[0]->rank, out[0]->dims, pl.rank, pl.out))
+    return infer_fail(INFER_ERR_INTERNAL, "Resize on the GPU: output shape differs from the plan");
+  s->rank = pl.rank;
+  s->es = (int)es;
+  s->nearest = p.mode == GR_NEAREST;
+  s->extrapolation = p.extrapolation;
+  s->total_out = dims_count(pl.rank, pl.out);
+  elem_from_f64(out[0]->dtype, p.extrapolation, s->ext);
+  if (s->total_out == 0 || pl.rank == 0) return INFER_OK;
+  if (s->nearest) {
+    int64_t total = 0, k = 0;
+    for (int d = 0; d < pl.rank; d++) total += pl.out[d];
+    int64_t *table = malloc(sizeof(int64_t) * (size_t)(total > 0 ? total : 1));
+    if (!table) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int d = 0; d < pl.rank; d++)
+      for (int64_t o = 0; o < pl.out[d]; o++)
+        table[k++] = pl.active[d] ? gr_nearest_index(&p, &pl, d, o) : o;
+    infer_status st = upload(table, total * (int64_t)sizeof(int64_t), &s->dev);
+    free(table);
+    return st;
+  }
+  int acc = k_resize_acc_bytes((int)t->dtype);
+  if (acc == 0)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: dtype %s is not supported",
+                      infer_dtype_name(t->dtype));
+  unsigned char *block = NULL;
+  size_t bytes = 0;
+  TRY(gr_build_passes(&p, &pl, s, &block, &bytes));
+  infer_status st = s->n_pass > 0 ? upload(block, (int64_t)bytes, &s->dev) : INFER_OK;
+  free(block);
+  TRY(st);
+  if (s->n_pass >= 2) {
+    /* every intermediate mixes input and output dims: the elementwise max bounds them */
+    int64_t bound = 1;
+    for (int d = 0; d < pl.rank; d++) bound *= pl.in[d] > pl.out[d] ? pl.in[d] : pl.out[d];
+    s->buf_bytes = (int64_t)align_up((size_t)(bound * acc), 256);
+    *ws_bytes = s->buf_bytes * (s->n_pass == 2 ? 1 : 2);
+  }
+  return INFER_OK;
+}
+
+static infer_status resize_run(const cuda_exec *x, const node *n, const void *params,
+                               const void *state, const tensor *const *in, tensor *const *out) {
+  const resize_state *s = state;
+  cudaStream_t st = STREAM(x);
+  if (s->total_out == 0) return INFER_OK;
+  if (s->rank == 0 || (!s->nearest && s->n_pass == 0)) return copy_bytes(x, in[0], out[0]);
+  if (s->nearest) {
+    CUDA_LAUNCH_TRY(k_resize_nearest(s->es, s->rank, in[0]->dims, out[0]->dims, s->dev, s->ext,
+                                     in[0]->data, out[0]->data, st));
+    return INFER_OK;
+  }
+  int64_t need = s->n_pass < 2 ? 0 : s->buf_bytes * (s->n_pass == 2 ? 1 : 2);
+  if (x->ws_bytes < need || (need > 0 && !x->ws))
+    return infer_fail(INFER_ERR_INTERNAL, "Resize on the GPU: workspace too small");
+  char *buf[2] = {(char *)x->ws, (char *)x->ws + s->buf_bytes};
+  for (int i = 0; i < s->n_pass; i++) {
+    const gr_pass *ps = &s->pass[i];
+    const void *src = i == 0 ? in[0]->data : buf[(i - 1) % 2];
+    void *dst = i == s->n_pass - 1 ? out[0]->data : buf[i % 2];
+    const char *dev = s->dev;
+    CUDA_LAUNCH_TRY(k_resize_pass((int)in[0]->dtype, i > 0, i < s->n_pass - 1, src, dst, ps->outer,
+                                  ps->in_a, ps->out_a, ps->inner, ps->taps,
+                                  (const int64_t *)(dev + ps->idx_off),
+                                  (const double *)(dev + ps->w_off),
+                                  (const uint8_t *)(dev + ps->outside_off), s->extrapolation, st));
+  }
+  return INFER_OK;
+}
+
+static const cuda_op cuda_resize = {"Resize", resize_prepare, resize_run, resize_release};
+
+/* ---- the family (the shape ops are listed here too) ------------------------------------- */
+
+const cuda_op *const cuda_ops_movement[] = {
+    &cuda_shape,     &cuda_size,      &cuda_constant,  &cuda_constant_of_shape,
+    &cuda_range,     &cuda_reshape,   &cuda_flatten,   &cuda_squeeze,
+    &cuda_unsqueeze, &cuda_expand,    &cuda_identity,  &cuda_dropout,
+    &cuda_transpose, &cuda_concat,    &cuda_split,     &cuda_slice,
+    &cuda_gather,    &cuda_gather_elements, &cuda_tile, &cuda_trilu,
+    &cuda_pad,       &cuda_resize,    NULL,
+};

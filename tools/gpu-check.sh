@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# gpu-check.sh: on a CUDA machine (the H200 host), in one go: unpack the carried
+# protobuf-c packages, build for sm_90, run every test including the `gpu` ones,
+# run compute-sanitizer on light models, compare a torchvision ResNet-50 on CPU and
+# GPU, and print a short summary last.
+#
+#   tools/gpu-check.sh            # from the repository root
+# Expects (carried, ignored by git): .deps/*.deb (protobuf-c, from
+# ../shared/gpu-host/debs) and .data/onnx-tests.tgz (tar of the ONNX backend test
+# folders node/ and light/). tools/gpu-prepare.sh makes both on a development machine.
+# Logs go to $OUT (or ./gpu-check-out) when set.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${OUT:-$root/gpu-check-out}
+mkdir -p "$out"
+summary=()
+note() { summary+=("$*"); echo "== $*"; }
+
+# ---- dependencies: protobuf-c from the carried .debs ---------------------------
+pc=/tmp/pc
+mkdir -p $pc
+for f in .deps/*.deb; do dpkg -x "$f" $pc; done
+export PATH=$pc/usr/bin:$PATH
+export LD_LIBRARY_PATH=$pc/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+data=/tmp/onnx-tests
+mkdir -p $data && tar xzf .data/onnx-tests.tgz -C $data
+
+# ---- build ------------------------------------------------------------------------
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+build=/tmp/build-gpu
+t0=$(date +%s)
+cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFER_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DINFER_ONNX_TESTS_DIR=$data \
+  -DPROTOC_C=$pc/usr/bin/protoc-c -DPROTOBUF_C_INCLUDE_DIR=$pc/usr/include \
+  -DPROTOBUF_C_LIBRARY=$pc/usr/lib/x86_64-linux-gnu/libprotobuf-c.so >"$out/configure.log" 2>&1 &&
+  cmake --build $build -j 16 >"$out/build.log" 2>&1
+rc=$?
+note "build: rc=$rc in $(( $(date +%s) - t0 )) s (log: build.log)"
+if [ $rc -ne 0 ]; then tail -40 "$out/build.log"; printf '%s\n' "${summary[@]}"; exit 1; fi
+
+# ---- all tests, gpu included ----------------------------------------------------------
+t0=$(date +%s)
+ctest --test-dir $build -j 8 --output-on-failure --timeout 900 >"$out/ctest.log" 2>&1
+note "ctest: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed' "$out/ctest.log")"
+grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|Not Run)' "$out/ctest.log" | head -20 | while read -r l; do note "  $l"; done
+for t in gpu_conformance_fp32 gpu_conformance_fp16 gpu_diff_fp32 gpu_diff_fp16; do
+  line=$(grep -A2000 "Test.*: $t" "$out/ctest.log" | grep -m1 -E "^cuda (fp32|fp16): passed")
+  note "$t: ${line:-no summary line}"
+done
+
+# ---- compute-sanitizer on light models -------------------------------------------------
+if command -v compute-sanitizer >/dev/null; then
+  for m in squeezenet resnet50; do
+    compute-sanitizer --tool memcheck --error-exitcode 9 $build/infer $data/light/light_$m.onnx \
+      --device cuda --input $data/light/light_${m}_input_0.pb --quiet >"$out/memcheck_$m.log" 2>&1
+    note "memcheck light_$m: rc=$? $(grep -m1 'ERROR SUMMARY' "$out/memcheck_$m.log")"
+  done
+fi
+
+# ---- torchvision ResNet-50: CPU reference vs GPU fp32 and fp16 ------------------------------
+if [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/null; then
+  python3 models/export_resnet50.py /tmp/r50 >"$out/export.log" 2>&1
+  if [ -f /tmp/r50/resnet50.onnx ]; then
+    mkdir -p /tmp/r50/cpu
+    $build/infer /tmp/r50/resnet50.onnx --input /tmp/r50/input.npy --output /tmp/r50/cpu --quiet
+    res=$($build/infer /tmp/r50/resnet50.onnx --input /tmp/r50/input.npy \
+      --reference /tmp/r50/torch_logits.npy --rtol 1e-3 --atol 1e-4 2>&1 | tail -1)
+    note "resnet50 cpu vs pytorch fp32: $res"
+    for p in fp32 fp16; do
+      tol="--rtol 1e-3 --atol 1e-4"; [ $p = fp16 ] && tol="--rtol 2e-2 --atol 2e-2"
+      res=$($build/infer /tmp/r50/resnet50.onnx --device cuda --precision $p \
+        --input /tmp/r50/input.npy --reference /tmp/r50/cpu/logits.npy $tol 2>&1 | tail -1)
+      note "resnet50 cuda $p vs cpu: $res"
+    done
+  else
+    note "resnet50: export failed (export.log)"
+  fi
+fi
+
+echo
+echo "==================== summary ===================="
+printf '%s\n' "${summary[@]}"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# update-readme.sh BUILD_DIR [--check]: pastes the supported-ops table printed by
+# BUILD_DIR/infer_ops_table between the markers in README.md. With --check, only
+# reports (exit 1) when the README's table differs from the registry.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+table=$("$build/infer_ops_table")
+new=$(awk -v table="$table" '
+  /<!-- ops-table:begin -->/ { print; print table; skip = 1; next }
+  /<!-- ops-table:end -->/ { skip = 0 }
+  !skip { print }' README.md)
+if [ "${2:-}" = "--check" ]; then
+  if [ "$new" != "$(cat README.md)" ]; then
+    echo "README.md's ops table differs from the registry: run tools/update-readme.sh $build"
+    exit 1
+  fi
+  echo "README.md's ops table matches the registry"
+  exit 0
+fi
+printf '%s\n' "$new" > README.md
