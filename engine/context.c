@@ -8,6 +8,7 @@
  * next run. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../ops/op.h"
 #include "engine_internal.h"
@@ -30,6 +31,7 @@ struct infer_context {
   int n_dyn, cap_dyn;
   struct cuda_context *cuda; /* set when the engine runs on the GPU */
   bool ran;                  /* a run succeeded (GPU outputs are valid) */
+  double cpu_ms;             /* host time of the last CPU run */
 };
 
 static void dyn_free(infer_context *c) {
@@ -96,20 +98,7 @@ infer_status infer_context_create(infer_engine *e, infer_context **out) {
     if (g->values[v].kind != VALUE_CONSTANT)
       c->vals[v].data = e->buffer_of[v] >= 0 ? c->arena + e->mem.offsets[e->buffer_of[v]] : NULL;
   }
-  /* one workspace for the largest static need */
-  for (int s = 0; s < e->n_steps; s++) {
-    const node *n = &g->nodes[e->steps[s]];
-    if (!n->op->workspace) continue;
-    gather(c, n);
-    bool static_shapes = true;
-    for (int k = 0; k < n->n_outputs; k++)
-      if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) static_shapes = false;
-    for (int k = 0; k < n->n_inputs; k++)
-      if (n->inputs[k] >= 0 && !g->values[n->inputs[k]].shape_known) static_shapes = false;
-    if (!static_shapes) continue;
-    int64_t w = n->op->workspace(n, n->params, c->in, c->out);
-    if (w > c->ws_bytes) c->ws_bytes = w;
-  }
+  c->ws_bytes = e->ws_bytes;
   if (c->ws_bytes > 0 && !(c->ws = malloc((size_t)c->ws_bytes))) {
     infer_context_release(c);
     return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate a %lld-byte workspace",
@@ -213,6 +202,8 @@ infer_status infer_context_run(infer_context *c) {
 #endif
   dyn_free(c);
   char d[256];
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int s = 0; s < e->n_steps; s++) {
     const node *n = &g->nodes[e->steps[s]];
     gather(c, n);
@@ -224,7 +215,20 @@ infer_status infer_context_run(infer_context *c) {
     if (st == INFER_OK) st = n->op->run(n, n->params, c->in, c->out, ws);
     if (st != INFER_OK) return infer_fail_prefix(st, "%s", node_describe(g, e->steps[s], d, sizeof d));
   }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  c->cpu_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
   c->ran = true;
+  return INFER_OK;
+}
+
+infer_status infer_context_timing(const infer_context *c, infer_run_timing *t) {
+  if (!c || !t) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_context_timing: NULL argument");
+  if (!c->ran) return infer_fail(INFER_ERR_RUNTIME, "no successful run to time");
+  memset(t, 0, sizeof *t);
+#ifdef INFER_HAVE_CUDA
+  if (c->cuda) return cuda_context_timing(c->cuda, t);
+#endif
+  t->compute_ms = c->cpu_ms;
   return INFER_OK;
 }
 

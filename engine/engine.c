@@ -2,17 +2,69 @@
  * the engine queries. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../loaders/onnx_loader.h"
 #include "../ops/op.h"
 #include "engine_internal.h"
+#include "passes.h"
 #include "status.h"
 #ifdef INFER_HAVE_CUDA
 #include "cuda/cuda_backend.h"
 #endif
 
+/* The CPU workspace: the largest scratch any step with static shapes needs
+ * (steps whose shapes wait for run-time data size theirs during the run). */
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static infer_status engine_size_workspace(infer_engine *e) {
+  const graph *g = e->g;
+  const tensor *in[256];
+  tensor *out[256];
+  for (int s = 0; s < e->n_steps; s++) {
+    const node *n = &g->nodes[e->steps[s]];
+    if (!n->op->workspace || n->n_inputs > 256 || n->n_outputs > 256) continue;
+    bool known = true;
+    for (int k = 0; k < n->n_inputs; k++) {
+      in[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].t : NULL;
+      if (n->inputs[k] >= 0 && !g->values[n->inputs[k]].shape_known) known = false;
+    }
+    for (int k = 0; k < n->n_outputs; k++) {
+      out[k] = n->outputs[k] >= 0 ? &g->values[n->outputs[k]].t : NULL;
+      if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) known = false;
+    }
+    if (!known) continue;
+    int64_t w = n->op->workspace(n, n->params, in, out);
+    if (w < 0) return infer_fail(INFER_ERR_INVALID_MODEL, "workspace size overflows");
+    if (w > e->ws_bytes) e->ws_bytes = w;
+  }
+  return INFER_OK;
+}
+
+/* The graph rewrites of engine/passes.h, each logged as nodes before -> after. */
+static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
+  static const struct {
+    const char *name;
+    infer_status (*run)(graph *, int *);
+  } passes[] = {{"remove-identity", pass_remove_identity},
+                {"fold-conv-bn", pass_fold_conv_bn},
+                {"cancel-transposes", pass_cancel_transposes}};
+  for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
+    int before = graph_live_nodes(g), removed = 0;
+    TRY(passes[k].run(g, &removed));
+    engine_log(o, "pass %s: nodes %d -> %d (%d removed)", passes[k].name, before,
+               graph_live_nodes(g), removed);
+  }
+  return INFER_OK;
+}
+
 static infer_status engine_build(infer_engine *e) {
   graph *g = e->g;
+  double t0 = now_ms();
   const struct infer_options *o = &e->opts;
   TRY(graph_validate(g));
   TRY(build_bind_ops(g));
@@ -21,6 +73,7 @@ static infer_status engine_build(infer_engine *e) {
   TRY(pass_infer_and_fold(g, &e->dynamic));
   engine_log(o, "pass infer-and-fold: nodes %d -> %d%s", before, graph_live_nodes(g),
              e->dynamic ? " (some shapes depend on run-time data)" : "");
+  TRY(engine_run_passes(g, o));
   before = graph_live_nodes(g);
   int dead = pass_remove_dead(g);
   engine_log(o, "pass remove-dead: nodes %d -> %d (%d removed)", before, graph_live_nodes(g),
@@ -36,11 +89,15 @@ static infer_status engine_build(infer_engine *e) {
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].removed) e->steps[e->n_steps++] = i;
   TRY(plan_graph(g, e->steps, e->n_steps, NULL, &e->mem, &e->buffer_of));
+  TRY(engine_size_workspace(e));
   engine_log(o, "plan: %d steps, arena %lld bytes (naive sum of intermediates %lld bytes)",
              e->n_steps, (long long)e->mem.arena_bytes, (long long)e->mem.naive_bytes);
+  double t1 = now_ms();
+  e->build_time.passes_ms = t1 - t0;
 #ifdef INFER_HAVE_CUDA
   if (o->device == INFER_DEVICE_CUDA) TRY(cuda_engine_build(e, &e->cuda));
 #endif
+  e->build_time.device_ms = now_ms() - t1;
   return INFER_OK;
 }
 
@@ -62,7 +119,9 @@ infer_status infer_engine_load(const char *model_path, const infer_options *opts
                       "the CUDA toolkit and -DINFER_CUDA=ON); use --device cpu");
   }
 #endif
+  double t0 = now_ms();
   infer_status s = onnx_load_graph(model_path, &e->g);
+  e->build_time.load_ms = now_ms() - t0;
   if (s == INFER_OK) {
     struct infer_options with_shapes = e->opts;
     if (opts) {
@@ -134,4 +193,27 @@ int infer_engine_output_index(const infer_engine *e, const char *name) {
   for (int i = 0; e && name && i < e->g->n_outputs; i++)
     if (strcmp(e->g->values[e->g->outputs[i]].name, name) == 0) return i;
   return -1;
+}
+
+infer_status infer_engine_memory(const infer_engine *e, infer_memory_info *m) {
+  if (!e || !m) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_engine_memory: NULL argument");
+  memset(m, 0, sizeof *m);
+#ifdef INFER_HAVE_CUDA
+  if (e->cuda) {
+    cuda_engine_memory(e->cuda, m);
+    return INFER_OK;
+  }
+#endif
+  for (int v = 0; v < e->g->n_values; v++)
+    if (e->g->values[v].kind == VALUE_CONSTANT) m->weights += tensor_nbytes(&e->g->values[v].t);
+  m->arena = e->mem.arena_bytes;
+  m->naive = e->mem.naive_bytes;
+  m->workspace = e->ws_bytes;
+  return INFER_OK;
+}
+
+infer_status infer_engine_build_timing(const infer_engine *e, infer_build_timing *t) {
+  if (!e || !t) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_engine_build_timing: NULL argument");
+  *t = e->build_time;
+  return INFER_OK;
 }

@@ -36,6 +36,8 @@ struct infer_engine {
   int n_steps;
   int *steps; /* node indices, in run order */
   plan mem;   /* offsets of intermediates in one arena */
+  int64_t ws_bytes; /* CPU scratch of the largest static step */
+  infer_build_timing build_time;
   int *buffer_of; /* value id -> plan buffer index, -1 if not planned */
   struct cuda_engine *cuda; /* the CUDA backend's build, when device is cuda */
 };

@@ -187,6 +187,31 @@ INFER_API infer_status infer_context_run(infer_context *c);
 INFER_API infer_status infer_context_get_output(infer_context *c, int index,
                                                 infer_tensor *out);
 
+/* Times of the last successful run, in milliseconds. On CUDA they come from events
+ * around the input copies (with the input casts), the steps, and the output copies
+ * (with the output casts); on the CPU only compute_ms is set (host clock). */
+typedef struct infer_run_timing {
+  double h2d_ms, compute_ms, d2h_ms;
+} infer_run_timing;
+INFER_API infer_status infer_context_timing(const infer_context *c, infer_run_timing *t);
+
+/* Memory an engine and each of its contexts hold, in bytes. */
+typedef struct infer_memory_info {
+  int64_t weights;   /* constants on the run device */
+  int64_t arena;     /* one context's intermediates (planned) */
+  int64_t workspace; /* one context's scratch */
+  int64_t naive;     /* the sum of all intermediates, unplanned */
+} infer_memory_info;
+INFER_API infer_status infer_engine_memory(const infer_engine *e, infer_memory_info *m);
+
+/* Where build time went, in milliseconds: reading and decoding the file, the graph
+ * passes (validation, shape inference, folding, planning), and the device build
+ * (weights upload, algorithm search). */
+typedef struct infer_build_timing {
+  double load_ms, passes_ms, device_ms;
+} infer_build_timing;
+INFER_API infer_status infer_engine_build_timing(const infer_engine *e, infer_build_timing *t);
+
 /* ---- registry --------------------------------------------------------------- */
 
 /* Iterates the supported ops: fills name/domain/opset range of op `i`, returns

@@ -39,7 +39,13 @@ typedef struct cuda_op {
   infer_status (*run)(const cuda_exec *x, const node *n, const void *params, const void *state,
                       const tensor *const *in, tensor *const *out);
   void (*release)(void *state);
+  /* library handles the op uses (CUDA_NEEDS_*): contexts create only those, since
+   * creating a cuDNN handle costs much more than most runs */
+  unsigned needs;
 } cuda_op;
+
+#define CUDA_NEEDS_CUDNN 1u
+#define CUDA_NEEDS_CUBLAS 2u
 
 /* GPU implementation of op_type, or NULL. */
 const cuda_op *cuda_op_find(const char *op_type);

@@ -76,7 +76,10 @@ static infer_status mm_dims_make(const tensor *a, const tensor *b, mm_dims *d) {
                       dims_format(a->rank, a->dims, s1, sizeof s1),
                       dims_format(b->rank, b->dims, s2, sizeof s2));
   int ar = a->rank > 2 ? a->rank - 2 : 0, br = b->rank > 2 ? b->rank - 2 : 0;
-  TRY(broadcast_shapes(ar, a->dims, br, b->dims, &d->brank, d->bdims));
+  if (broadcast_shapes(ar, a->dims, br, b->dims, &d->brank, d->bdims) != INFER_OK)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "MatMul: batch dims of %s and %s do not broadcast",
+                      dims_format(a->rank, a->dims, s1, sizeof s1),
+                      dims_format(b->rank, b->dims, s2, sizeof s2));
   broadcast_strides(ar, a->dims, d->brank, d->a_bstride);
   broadcast_strides(br, b->dims, d->brank, d->b_bstride);
   d->batch = dims_count(d->brank, d->bdims);

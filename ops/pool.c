@@ -119,6 +119,8 @@ static infer_status avgpool_infer(const node *n, const void *params, const tenso
 #define BF16_STORE(v) float_to_bf16(v)
 #define ID_LOAD(v) (v)
 #define ID_STORE(v) (v)
+#define I8_STORE(v) ((int8_t)(v))
+#define U8_STORE(v) ((uint8_t)(v))
 
 /* Max over each window. idx (may be NULL): flat input index of the maximum,
  * counting batch and channel, row-major or (col_major) column-major within the
@@ -169,8 +171,8 @@ DEFINE_MAXPOOL(maxpool_f32, float, float, F32_LOAD, F32_STORE, -INFINITY)
 DEFINE_MAXPOOL(maxpool_f64, double, double, ID_LOAD, ID_STORE, -INFINITY)
 DEFINE_MAXPOOL(maxpool_f16, uint16_t, float, F16_LOAD, F16_STORE, -INFINITY)
 DEFINE_MAXPOOL(maxpool_bf16, uint16_t, float, BF16_LOAD, BF16_STORE, -INFINITY)
-DEFINE_MAXPOOL(maxpool_i8, int8_t, int, ID_LOAD, ID_STORE, INT8_MIN)
-DEFINE_MAXPOOL(maxpool_u8, uint8_t, int, ID_LOAD, ID_STORE, 0)
+DEFINE_MAXPOOL(maxpool_i8, int8_t, int, ID_LOAD, I8_STORE, INT8_MIN)
+DEFINE_MAXPOOL(maxpool_u8, uint8_t, int, ID_LOAD, U8_STORE, 0)
 
 /* Mean over each window. The divisor counts the taps inside the input
  * (count_include_pad 0) or inside the padded input [-pad_begin, in + pad_end)

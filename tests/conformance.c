@@ -4,7 +4,7 @@
  *
  *   conformance ROOT [--device cpu|cuda] [--precision fp32|fp16] [--filter SUBSTR]
  *               [--known-failures FILE] [--rtol R] [--atol A] [--timeout S] [--verbose]
- *               [--compare-cpu [--min-ratio R]] [--diff]
+ *               [--compare-cpu [--min-ratio R]] [--diff] [--jobs N]
  *
  * --compare-cpu counts only the tests the CPU passes and fails when the device
  * passes fewer than --min-ratio of them; --diff compares the device with the CPU on
@@ -241,50 +241,68 @@ static enum result diff_data_set(const config *cfg, const char *model, const cha
   return R_PASS;
 }
 
-/* Runs every data set of one test in a child; returns the worst result. */
-static enum result run_test(const config *cfg, const char *dir, char *msg, size_t cap) {
-  int fds[2];
-  if (pipe(fds) != 0) {
-    snprintf(msg, cap, "pipe: %s", strerror(errno));
-    return R_FAIL;
+/* Runs every data set of one test; returns the worst result. In the child. */
+static enum result child_test(const config *cfg, const char *dir, char *m, size_t cap) {
+  char model[4096], set_dir[4096];
+  snprintf(model, sizeof model, "%s/model.onnx", dir);
+  for (int k = 0; k < 100; k++) {
+    snprintf(set_dir, sizeof set_dir, "%s/test_data_set_%d", dir, k);
+    struct stat st;
+    if (stat(set_dir, &st) != 0) break;
+    enum result r;
+    if (cfg->diff)
+      r = diff_data_set(cfg, model, set_dir, m, cap);
+    else if (cfg->compare_cpu &&
+             run_data_set(cfg, INFER_DEVICE_CPU, INFER_PRECISION_FP32, 1e-3, 1e-7, model, set_dir,
+                          m, cap) != R_PASS)
+      r = R_CPU_MISS;
+    else
+      r = run_data_set(cfg, cfg->device, cfg->precision, cfg->rtol, cfg->atol, model, set_dir, m,
+                       cap);
+    if (r != R_PASS) return r;
   }
+  return R_PASS;
+}
+
+typedef struct job {
+  pid_t pid;
+  int fd;
+  int test;
+} job;
+
+/* Starts test `t` in a child process with a time limit; its message comes back
+ * through a pipe. */
+static bool spawn(const config *cfg, const char *dir, int t, job *j) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
   pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return false;
+  }
   if (pid == 0) {
     close(fds[0]);
     alarm((unsigned)cfg->timeout_s);
-    char model[4096], set_dir[4096], m[2048] = "";
-    snprintf(model, sizeof model, "%s/model.onnx", dir);
-    enum result worst = R_PASS;
-    for (int k = 0; k < 100; k++) {
-      snprintf(set_dir, sizeof set_dir, "%s/test_data_set_%d", dir, k);
-      struct stat st;
-      if (stat(set_dir, &st) != 0) break;
-      enum result r;
-      if (cfg->diff)
-        r = diff_data_set(cfg, model, set_dir, m, sizeof m);
-      else if (cfg->compare_cpu &&
-          run_data_set(cfg, INFER_DEVICE_CPU, INFER_PRECISION_FP32, 1e-3, 1e-7, model, set_dir, m,
-                       sizeof m) != R_PASS)
-        r = R_CPU_MISS;
-      else
-        r = run_data_set(cfg, cfg->device, cfg->precision, cfg->rtol, cfg->atol, model, set_dir,
-                         m, sizeof m);
-      if (r != R_PASS) {
-        worst = r;
-        break;
-      }
-    }
+    char m[2048] = "";
+    enum result worst = child_test(cfg, dir, m, sizeof m);
     if (write(fds[1], m, strlen(m)) < 0) _exit(100);
     _exit(worst);
   }
   close(fds[1]);
+  j->pid = pid;
+  j->fd = fds[0];
+  j->test = t;
+  return true;
+}
+
+/* Collects a finished child: its result and message. */
+static enum result reap(job *j, int status, char *msg, size_t cap) {
   size_t got = 0;
   ssize_t r;
-  while (got + 1 < cap && (r = read(fds[0], msg + got, cap - 1 - got)) > 0) got += (size_t)r;
+  while (got + 1 < cap && (r = read(j->fd, msg + got, cap - 1 - got)) > 0) got += (size_t)r;
   msg[got] = 0;
-  close(fds[0]);
-  int status;
-  waitpid(pid, &status, 0);
+  close(j->fd);
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
     snprintf(msg, cap, "%s", sig == SIGALRM ? "timed out" : strsignal(sig));
@@ -292,6 +310,39 @@ static enum result run_test(const config *cfg, const char *dir, char *msg, size_
   }
   int code = WEXITSTATUS(status);
   return (code <= R_UNSUPPORTED || code == R_CPU_MISS) ? (enum result)code : R_CRASH;
+}
+
+/* Runs all tests, `jobs` at a time (each child creates its own device context, so
+ * parallel children hide that start-up time). */
+static void run_all(const config *cfg, const char *root, char **names, int n, int jobs,
+                    enum result *results, char (*msgs)[2048]) {
+  job *running = calloc((size_t)jobs, sizeof(job));
+  int next = 0, active = 0;
+  while (next < n || active > 0) {
+    while (next < n && active < jobs) {
+      char dir[4096];
+      snprintf(dir, sizeof dir, "%s/%s", root, names[next]);
+      if (!spawn(cfg, dir, next, &running[active])) {
+        results[next] = R_FAIL;
+        snprintf(msgs[next], 2048, "fork/pipe failed: %s", strerror(errno));
+        next++;
+        continue;
+      }
+      active++;
+      next++;
+    }
+    int status;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) break;
+    for (int i = 0; i < active; i++)
+      if (running[i].pid == pid) {
+        int t = running[i].test;
+        results[t] = reap(&running[i], status, msgs[t], 2048);
+        running[i] = running[--active];
+        break;
+      }
+  }
+  free(running);
 }
 
 /* Op types of a model, for grouping ("Conv", ...), and whether each is registered. */
@@ -337,6 +388,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *root = argv[1], *filter = NULL, *known_path = NULL;
+  int jobs = 1;
   config cfg = {INFER_DEVICE_CPU, INFER_PRECISION_FP32, -1, -1, 60, false, false, 0, false};
   for (int i = 2; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "";
@@ -349,6 +401,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--timeout") == 0) { cfg.timeout_s = atoi(v); i++; }
     else if (strcmp(argv[i], "--verbose") == 0) cfg.verbose = true;
     else if (strcmp(argv[i], "--compare-cpu") == 0) cfg.compare_cpu = true;
+    else if (strcmp(argv[i], "--jobs") == 0) { jobs = atoi(v) > 0 ? atoi(v) : 1; i++; }
     else if (strcmp(argv[i], "--diff") == 0) {
       cfg.diff = cfg.compare_cpu = true;
       setenv("INFER_POISON", "1", 1);
@@ -399,15 +452,18 @@ int main(int argc, char **argv) {
 
   static op_stat stats[512];
   int n_stats = 0, counts[6] = {0}, unregistered = 0, unexpected = 0, fixed = 0;
+  enum result *results = calloc((size_t)n_names + 1, sizeof *results);
+  char (*msgs)[2048] = calloc((size_t)n_names + 1, 2048);
+  run_all(&cfg, root, names, n_names, jobs, results, msgs);
   for (int t = 0; t < n_names; t++) {
-    char path[4096], msg[2048];
+    char path[4096], *msg = msgs[t];
     snprintf(path, sizeof path, "%s/%s", root, names[t]);
     char ops[32][64];
     bool reg[32];
     int n_ops = model_ops(path, ops, reg, 32);
     bool all_registered = n_ops > 0;
     for (int k = 0; k < n_ops; k++) all_registered &= reg[k];
-    enum result r = run_test(&cfg, path, msg, sizeof msg);
+    enum result r = results[t];
     counts[r]++;
     if (r == R_UNSUPPORTED && !all_registered) unregistered++;
     bool is_known = listed(known, n_known, names[t]);
@@ -459,6 +515,8 @@ int main(int argc, char **argv) {
            counts[R_PASS], cpu_passed, 100 * ratio, 100 * cfg.min_ratio);
   }
   for (int t = 0; t < n_names; t++) free(names[t]);
+  free(results);
+  free(msgs);
   for (int i = 0; i < n_known; i++) free(known[i]);
   return (counts[R_CRASH] || counts[R_HANG] || (known_path && unexpected) || !ratio_ok) ? 1 : 0;
 }

@@ -39,6 +39,11 @@ typedef struct cli_args {
   const char *output_dir;
   bool quiet, verbose;
   unsigned long long seed;
+  /* --bench */
+  bool bench, no_cuda_graph;
+  double warmup_ms, duration_s;
+  long long iterations;
+  const char *json;
 } cli_args;
 
 /* Parses argv; prints the problem and returns false on bad usage. */
@@ -50,5 +55,11 @@ int cli_exit_code(infer_status s);
  * returns true when every element is within atol + rtol * |ref|. */
 bool cli_compare(const char *name, const infer_tensor *out, const infer_tensor *ref,
                  double rtol, double atol, bool quiet);
+
+/* Seeded random values of the model's input `index` shape (malloc'ed data);
+ * returns an exit code. */
+int cli_random_input(const infer_engine *e, int index, uint64_t *seed, infer_tensor *t);
+/* --bench: times runs of a built context and prints a trtexec-style report. */
+int cli_bench(const cli_args *a, infer_engine *e, infer_context *c);
 
 #endif

@@ -18,6 +18,10 @@ void cli_usage(FILE *f) {
           "  --output DIR              write each output as DIR/NAME.npy\n"
           "  --seed N                  seed of the random inputs used when none are given\n"
           "  --quiet | --verbose\n"
+          "  --bench                   time runs and print a report (random inputs rotated\n"
+          "                            among several buffers); with --warmup MS (200),\n"
+          "                            --duration S (3), --iterations N (at least), --json FILE\n"
+          "  --no-cuda-graph           run the steps one by one instead of replaying a CUDA graph\n"
           "exit codes: 0 ok, 1 outputs differ from --reference, 2 bad usage/model/input,\n"
           "            3 unsupported op/attribute/dtype, 4 device or runtime failure\n");
 }
@@ -86,6 +90,8 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
   memset(a, 0, sizeof *a);
   a->rtol = 1e-3;
   a->atol = 1e-7;
+  a->warmup_ms = 200;
+  a->duration_s = 3;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -97,6 +103,10 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->quiet = true; takes = false;
     } else if (strcmp(o, "--verbose") == 0) {
       a->verbose = true; takes = false;
+    } else if (strcmp(o, "--bench") == 0) {
+      a->bench = true; takes = false;
+    } else if (strcmp(o, "--no-cuda-graph") == 0) {
+      a->no_cuda_graph = true; takes = false;
     } else if (o[0] != '-' || strcmp(o, "-") == 0) {
       if (a->model) return bad("more than one model given ('%s')", o);
       a->model = o;
@@ -137,6 +147,16 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       if (!parse_double(v, &a->rtol)) return bad("bad --rtol '%s'", v);
     } else if (strcmp(o, "--atol") == 0) {
       if (!parse_double(v, &a->atol)) return bad("bad --atol '%s'", v);
+    } else if (strcmp(o, "--warmup") == 0) {
+      if (!parse_double(v, &a->warmup_ms)) return bad("bad --warmup '%s'", v);
+    } else if (strcmp(o, "--duration") == 0) {
+      if (!parse_double(v, &a->duration_s)) return bad("bad --duration '%s'", v);
+    } else if (strcmp(o, "--iterations") == 0) {
+      char *end;
+      a->iterations = strtoll(v, &end, 10);
+      if (end == v || *end || a->iterations < 1) return bad("bad --iterations '%s'", v);
+    } else if (strcmp(o, "--json") == 0) {
+      a->json = v;
     } else if (strcmp(o, "--output") == 0) {
       a->output_dir = v;
     } else if (strcmp(o, "--seed") == 0) {

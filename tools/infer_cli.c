@@ -38,7 +38,7 @@ static uint64_t next_random(uint64_t *s) {
 
 /* Random input of the model's shape: floats uniform in [-1, 1), integers in
  * [0, 10), booleans 0/1 (never all zeros). */
-static int random_input(const infer_engine *e, int index, uint64_t *seed, infer_tensor *t) {
+int cli_random_input(const infer_engine *e, int index, uint64_t *seed, infer_tensor *t) {
   const char *name;
   infer_engine_input_info(e, index, &name, t);
   int64_t n = infer_tensor_count(t);
@@ -108,6 +108,7 @@ int main(int argc, char **argv) {
   infer_options_set_device(opts, a.device, a.device_index);
   infer_options_set_precision(opts, a.precision);
   infer_options_set_verbose(opts, a.verbose);
+  if (a.no_cuda_graph) infer_options_set_cuda_graph(opts, 0);
   if (a.batch > 0) infer_options_set_batch(opts, a.batch);
   for (int i = 0; i < a.n_shapes; i++)
     if ((s = infer_options_set_input_shape(opts, a.shapes[i].name, a.shapes[i].rank,
@@ -154,10 +155,14 @@ int main(int argc, char **argv) {
   for (int k = 0; k < n_in && k < 64; k++) {
     if (bound[k]) continue;
     infer_tensor t;
-    if ((rc = random_input(e, k, &seed, &t)) != EXIT_OK) goto out;
+    if ((rc = cli_random_input(e, k, &seed, &t)) != EXIT_OK) goto out;
     s = infer_context_set_input(c, k, &t);
     infer_tensor_clear(&t);
     if (s != INFER_OK) { rc = fail(s, "random input"); goto out; }
+  }
+  if (a.bench) {
+    rc = cli_bench(&a, e, c);
+    goto out;
   }
   if ((s = infer_context_run(c)) != INFER_OK) {
     rc = fail(s, "run");

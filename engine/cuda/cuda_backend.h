@@ -18,6 +18,10 @@ void cuda_context_release(cuda_context *c);
 /* Copies host data of input `index` (already validated) into pinned staging. */
 infer_status cuda_context_set_input(cuda_context *c, int index, const void *data, int64_t bytes);
 infer_status cuda_context_run(cuda_context *c);
+/* Event times of the last run. */
+infer_status cuda_context_timing(cuda_context *c, infer_run_timing *t);
+/* Device memory of the engine's build. */
+void cuda_engine_memory(const cuda_engine *ce, infer_memory_info *m);
 /* Host (pinned) copy of output `index` after a run; owned by the context. */
 void *cuda_context_output(cuda_context *c, int index);
 

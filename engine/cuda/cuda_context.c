@@ -30,6 +30,7 @@ struct cuda_context {
                 * each run, so unwritten elements show up in tests */
   bool failed;
   char failure[1024];
+  cudaEvent_t ev[4]; /* before H2D, after H2D, after the steps, after D2H */
 };
 
 static int64_t bytes_of(const value *v) { return tensor_nbytes(&v->t); }
@@ -66,7 +67,12 @@ infer_status cuda_context_create(infer_engine *e, cuda_context **out) {
     st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
     goto fail;
   }
-  if ((st = cuda_exec_open(&c->x, ce->device, ce->precision)) != INFER_OK) goto fail;
+  if ((st = cuda_exec_open(&c->x, ce->device, ce->precision, ce->needs)) != INFER_OK) goto fail;
+  for (int i = 0; i < 4; i++)
+    if (cudaEventCreate(&c->ev[i]) != cudaSuccess) {
+      st = infer_fail(INFER_ERR_DEVICE, "cudaEventCreate failed");
+      goto fail;
+    }
 #define ALLOC_DEV(ptr, bytes, what)                                                     \
   do {                                                                                  \
     cudaError_t ae_ = cudaMalloc(&(ptr), (size_t)((bytes) > 0 ? (bytes) : 1));          \
@@ -86,10 +92,12 @@ infer_status cuda_context_create(infer_engine *e, cuda_context **out) {
     c->x.ws_bytes = ce->ws_bytes;
   }
   /* cuBLAS gets its own workspace so that it never allocates during capture */
-  ALLOC_DEV(c->cublas_ws, 32 << 20, "the cuBLAS workspace");
-  if (cublasSetWorkspace((cublasHandle_t)c->x.cublas, c->cublas_ws, 32 << 20) != CUBLAS_STATUS_SUCCESS) {
-    st = infer_fail(INFER_ERR_DEVICE, "cublasSetWorkspace failed");
-    goto fail;
+  if (c->x.cublas) {
+    ALLOC_DEV(c->cublas_ws, 32 << 20, "the cuBLAS workspace");
+    if (cublasSetWorkspace((cublasHandle_t)c->x.cublas, c->cublas_ws, 32 << 20) != CUBLAS_STATUS_SUCCESS) {
+      st = infer_fail(INFER_ERR_DEVICE, "cublasSetWorkspace failed");
+      goto fail;
+    }
   }
   for (int v = 0; v < g->n_values; v++) {
     c->vals[v] = g->values[v].t;
@@ -140,6 +148,8 @@ void cuda_context_release(cuda_context *c) {
     if (c->out_host && c->out_host[o]) cudaFreeHost(c->out_host[o]);
     if (c->out_dev && c->out_dev[o]) cudaFree(c->out_dev[o]);
   }
+  for (int i = 0; i < 4; i++)
+    if (c->ev[i]) cudaEventDestroy(c->ev[i]);
   if (c->arena) cudaFree(c->arena);
   if (c->x.ws) cudaFree(c->x.ws);
   if (c->cublas_ws) cudaFree(c->cublas_ws);
@@ -170,6 +180,7 @@ static infer_status enqueue_run(cuda_context *c) {
   const graph *g = e->g;
   cudaStream_t s = (cudaStream_t)c->x.stream;
   char d[256];
+  CUDA_TRY(cudaEventRecord(c->ev[0], s));
   if (c->poison) {
     /* 0xFF bytes read as NaN in every float type. Inputs are rewritten below. */
     if (ce->mem.arena_bytes > 0) CUDA_TRY(cudaMemsetAsync(c->arena, 0xFF, (size_t)ce->mem.arena_bytes, s));
@@ -186,6 +197,7 @@ static infer_status enqueue_run(cuda_context *c) {
       CUDA_TRY(k_cast(g->values[v].t.dtype, c->in_dev[i], ce->storage[v], c->vals[v].data,
                       dims_count(g->values[v].t.rank, g->values[v].t.dims), s));
   }
+  CUDA_TRY(cudaEventRecord(c->ev[1], s));
   for (int k = 0; k < ce->n_steps; k++) {
     const cuda_step *cs = &ce->steps[k];
     const node *n = &g->nodes[cs->node];
@@ -200,6 +212,7 @@ static infer_status enqueue_run(cuda_context *c) {
     }
     if (st != INFER_OK) return infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
   }
+  CUDA_TRY(cudaEventRecord(c->ev[2], s));
   for (int o = 0; o < c->n_out; o++) {
     int v = g->outputs[o];
     const void *src = c->vals[v].data;
@@ -211,6 +224,16 @@ static infer_status enqueue_run(cuda_context *c) {
     if (c->out_bytes[o] > 0)
       CUDA_TRY(cudaMemcpyAsync(c->out_host[o], src, (size_t)c->out_bytes[o], cudaMemcpyDeviceToHost, s));
   }
+  CUDA_TRY(cudaEventRecord(c->ev[3], s));
+  return INFER_OK;
+}
+
+infer_status cuda_context_timing(cuda_context *c, infer_run_timing *t) {
+  float ms[3];
+  for (int i = 0; i < 3; i++) CUDA_TRY(cudaEventElapsedTime(&ms[i], c->ev[i], c->ev[i + 1]));
+  t->h2d_ms = ms[0];
+  t->compute_ms = ms[1];
+  t->d2h_ms = ms[2];
   return INFER_OK;
 }
 

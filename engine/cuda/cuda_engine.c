@@ -14,7 +14,7 @@ int cuda_visible_devices(void) {
   return count;
 }
 
-infer_status cuda_exec_open(cuda_exec *x, int device, infer_precision p) {
+infer_status cuda_exec_open(cuda_exec *x, int device, infer_precision p, unsigned needs) {
   memset(x, 0, sizeof *x);
   x->precision = p;
   CUDA_TRY(cudaSetDevice(device));
@@ -22,10 +22,13 @@ infer_status cuda_exec_open(cuda_exec *x, int device, infer_precision p) {
   cudaStream_t s;
   CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   x->stream = s;
-  cudnnHandle_t dnn;
-  CUDNN_TRY(cudnnCreate(&dnn));
-  x->cudnn = dnn;
-  CUDNN_TRY(cudnnSetStream(dnn, s));
+  if (needs & CUDA_NEEDS_CUDNN) {
+    cudnnHandle_t dnn;
+    CUDNN_TRY(cudnnCreate(&dnn));
+    x->cudnn = dnn;
+    CUDNN_TRY(cudnnSetStream(dnn, s));
+  }
+  if (!(needs & CUDA_NEEDS_CUBLAS)) return INFER_OK;
   cublasHandle_t blas;
   CUBLAS_TRY(cublasCreate(&blas));
   x->cublas = blas;
@@ -127,13 +130,6 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
   for (int s = 0; st == INFER_OK && s < e->n_steps; s++) {
     const node *n = &g->nodes[e->steps[s]];
     cuda_step *cs = &ce->steps[s];
-    cs->node = e->steps[s];
-    cs->op = n->domain[0] ? NULL : cuda_op_find(n->op_type);
-    if (!cs->op) {
-      st = infer_fail(INFER_ERR_UNSUPPORTED, "%s: the op has no GPU implementation",
-                      node_describe(g, cs->node, d, sizeof d));
-      break;
-    }
     for (int k = 0; k < n->n_inputs; k++) {
       int v = n->inputs[k];
       in[k] = host_in[k] = NULL;
@@ -216,9 +212,21 @@ infer_status cuda_engine_build(infer_engine *e, cuda_engine **out) {
     ce->sm_count = prop.multiProcessorCount;
   }
   if (st == INFER_OK) st = upload_weights(e, ce);
+  char d[256];
+  for (int s = 0; st == INFER_OK && s < e->n_steps; s++) {
+    const node *n = &g->nodes[e->steps[s]];
+    cuda_step *cs = &ce->steps[s];
+    cs->node = e->steps[s];
+    cs->op = n->domain[0] ? NULL : cuda_op_find(n->op_type);
+    if (!cs->op)
+      st = infer_fail(INFER_ERR_UNSUPPORTED, "%s: the op has no GPU implementation",
+                      node_describe(g, cs->node, d, sizeof d));
+    else
+      ce->needs |= cs->op->needs;
+  }
   cuda_exec x;
   memset(&x, 0, sizeof x);
-  if (st == INFER_OK) st = cuda_exec_open(&x, ce->device, ce->precision);
+  if (st == INFER_OK) st = cuda_exec_open(&x, ce->device, ce->precision, ce->needs);
   if (st == INFER_OK) st = prepare_steps(e, ce, &x);
   cuda_exec_close(&x);
   if (st == INFER_OK) st = plan_graph(g, e->steps, e->n_steps, ce->storage, &ce->mem, &ce->buffer_of);
@@ -252,4 +260,11 @@ void cuda_engine_release(cuda_engine *ce) {
   free(ce->dev_const);
   free(ce->steps);
   free(ce);
+}
+
+void cuda_engine_memory(const cuda_engine *ce, infer_memory_info *m) {
+  m->weights = ce->weights_bytes;
+  m->arena = ce->mem.arena_bytes;
+  m->workspace = ce->ws_bytes;
+  m->naive = ce->mem.naive_bytes;
 }

@@ -27,10 +27,11 @@ struct cuda_engine {
   cuda_step *steps;
   int64_t ws_bytes;
   int max_io; /* most inputs/outputs of one node */
+  unsigned needs; /* CUDA_NEEDS_* of all steps */
 };
 
 /* Creates a stream and library handles bound to it (contexts and the build). */
-infer_status cuda_exec_open(cuda_exec *x, int device, infer_precision p);
+infer_status cuda_exec_open(cuda_exec *x, int device, infer_precision p, unsigned needs);
 void cuda_exec_close(cuda_exec *x);
 
 #endif

@@ -371,6 +371,7 @@ static infer_status convt_run(const cuda_exec *x, const node *n, const void *par
   return INFER_OK;
 }
 
-static const cuda_op cuda_conv = {"Conv", conv_prepare, conv_run, conv_release};
-static const cuda_op cuda_convt = {"ConvTranspose", convt_prepare, convt_run, convt_release};
+static const cuda_op cuda_conv = {"Conv", conv_prepare, conv_run, conv_release, CUDA_NEEDS_CUDNN};
+static const cuda_op cuda_convt = {"ConvTranspose", convt_prepare, convt_run, convt_release,
+                                   CUDA_NEEDS_CUDNN};
 const cuda_op *const cuda_ops_conv[] = {&cuda_conv, &cuda_convt, NULL};

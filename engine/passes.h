@@ -1,0 +1,72 @@
+/* passes.h: graph rewrites that run after shape inference and constant folding and
+ * before dead-node removal and planning (engine_build):
+ *
+ *   infer-and-fold -> remove-identity -> fold-conv-bn -> cancel-transposes
+ *   -> remove-dead -> plan
+ *
+ * Contract shared by every pass here:
+ * - Nodes are never deleted, only marked `removed`; values are never deleted, so
+ *   every value id stays valid. A value's `producer` may name a removed node (as
+ *   after folding); pass_producer() answers only with live ones.
+ * - Consumers are only rewired to values produced earlier (or to inputs and
+ *   constants), so the node order stays topological.
+ * - A graph output keeps its value id and name. A node that writes a graph output
+ *   is bypassed only when the value it forwards is an intermediate, produced by a
+ *   live node and itself not a graph output: that producer is then retargeted to
+ *   write the graph output directly (its other readers read the output value).
+ *   Otherwise (the forwarded value is a graph input, a constant or another graph
+ *   output) the node stays.
+ * - Each returns INFER_OK, or OUT_OF_MEMORY (the graph is then unchanged or still
+ *   consistent), and stores how many nodes it removed in *removed. */
+#ifndef INFER_PASSES_H
+#define INFER_PASSES_H
+
+#include <stdbool.h>
+
+#include "graph.h"
+#include "status.h"
+
+/* Identity; Dropout in inference mode (no training_mode input, or a constant false
+ * one) whose mask output is absent or unread; Reshape, Flatten, Squeeze, Unsqueeze
+ * whose output shape equals the input's (both known at build time); Cast to the
+ * input's dtype; Transpose whose permutation is the identity. */
+infer_status pass_remove_identity(graph *g, int *removed);
+
+/* Conv (constant float32/float64 W, optional constant B) whose output is read only
+ * by an inference BatchNormalization with constant scale, B, mean and var becomes
+ * one Conv: W' = W * a, B' = (B - mean) * a + beta, a = scale / sqrt(var + eps),
+ * per output channel. W' and B' are new constant values (the original initializers
+ * may be shared and are left untouched). The Conv then writes the BN's output. */
+infer_status pass_fold_conv_bn(graph *g, int *removed);
+
+/* Transpose -> Transpose where the first output is read only by the second: the
+ * pair becomes one Transpose with the composed permutation, or nothing when the
+ * composition is the identity. When the first Transpose has other readers, a pair
+ * composing to the identity still lets the second's readers read the first's
+ * input (the first stays for its other readers). */
+infer_status pass_cancel_transposes(graph *g, int *removed);
+
+/* ---- helpers the passes share (engine/pass_util.c) ------------------------------- */
+
+/* readers[v] = how many input slots of live nodes read value v (malloc'ed; NULL
+ * when out of memory). */
+int *pass_count_readers(const graph *g);
+bool pass_is_graph_output(const graph *g, int v);
+/* True when node n is live and is the default-domain op `op_type`. */
+bool pass_node_is(const node *n, const char *op_type);
+/* The live node that writes v, or -1 (inputs, constants, orphaned values). */
+int pass_producer(const graph *g, int v);
+/* Every live node's input `from` reads `to` instead; readers is kept up to date. */
+void pass_replace_uses(graph *g, int from, int to, int *readers);
+/* Marks node i removed and releases its reads from readers. */
+void pass_remove_node(graph *g, int i, int *readers);
+/* Whether node i can be dropped with its output y replaced by value x (which holds
+ * the same tensor): see the graph output rule above. Shapes and dtypes known on
+ * both sides must agree. */
+bool pass_can_bypass(const graph *g, int i, int x, int y, const int *readers);
+/* Drops node i so that readers of y read x (pass_can_bypass must hold). */
+void pass_bypass(graph *g, int i, int x, int y, int *readers);
+/* A name not used by any value: base + suffix, then base + suffix + "_N" (malloc'ed). */
+char *pass_unique_name(const graph *g, const char *base, const char *suffix);
+
+#endif

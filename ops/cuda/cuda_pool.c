@@ -1,0 +1,204 @@
+/* cuda_pool.c: MaxPool (with the optional Indices output), AveragePool,
+ * GlobalAveragePool, GlobalMaxPool and LRN on the GPU. Window geometry comes from
+ * ops/conv_util.h at prepare time, exactly as the CPU op computes it; the kernels
+ * are in kernels/pool.cu (global pooling is a row reduction, kernels/reduce.cu). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../engine/cuda/cuda_check.h"
+#include "../../kernels/pool.h"
+#include "../../kernels/reduce.h"
+#include "../conv_util.h"
+#include "../cuda_op.h"
+
+typedef struct pool_state {
+  k_pool_geom g;
+  int64_t planes;
+  int col_major, include_pad;
+} pool_state;
+
+static bool pool_dtype_ok(infer_dtype dt, bool is_max) {
+  switch (dt) {
+    case INFER_DTYPE_FLOAT32:
+    case INFER_DTYPE_FLOAT16:
+    case INFER_DTYPE_BFLOAT16:
+    case INFER_DTYPE_FLOAT64: return true;
+    case INFER_DTYPE_INT8:
+    case INFER_DTYPE_UINT8: return is_max;
+    default: return false;
+  }
+}
+
+static infer_status pool_prepare(const char *op, bool is_max, const node *n,
+                                 const tensor *const *in, tensor *const *out, void **state) {
+  const tensor *x = in[0];
+  if (!pool_dtype_ok(x->dtype, is_max))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", op,
+                      infer_dtype_name(x->dtype));
+  int nsp = x->rank - 2;
+  if (nsp < 1 || nsp > WIN_MAX_SPATIAL)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: %d spatial dims (supported: 1 to %d)",
+                      op, nsp, WIN_MAX_SPATIAL);
+  win_attrs w;
+  TRY(win_attrs_parse(n, op, &w));
+  if (w.n_kernel != nsp)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: kernel_shape has %d entries, the input %d spatial dims",
+                      op, w.n_kernel, nsp);
+  int64_t ceil_mode, include_pad = 0, storage_order = 0;
+  TRY(attr_get_int(n, "ceil_mode", 0, &ceil_mode));
+  if (is_max)
+    TRY(attr_get_int(n, "storage_order", 0, &storage_order));
+  else
+    TRY(attr_get_int(n, "count_include_pad", 0, &include_pad));
+  win_geom g;
+  TRY(win_geom_forward(&w, nsp, x->dims + 2, w.kernel, ceil_mode != 0, op, &g));
+  for (int i = 0; i < nsp; i++)
+    if (out[0]->dims[2 + i] != g.out[3 - nsp + i])
+      return infer_fail(INFER_ERR_INTERNAL, "%s on the GPU: output dim %d is %lld, the geometry gives %lld",
+                        op, 2 + i, (long long)out[0]->dims[2 + i], (long long)g.out[3 - nsp + i]);
+  pool_state *s = calloc(1, sizeof *s);
+  if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int j = 0; j < 3; j++) {
+    s->g.in[j] = g.in[j];
+    s->g.k[j] = g.k[j];
+    s->g.s[j] = g.s[j];
+    s->g.d[j] = g.d[j];
+    s->g.pb[j] = g.pb[j];
+    s->g.pe[j] = g.pe[j];
+    s->g.out[j] = g.out[j];
+  }
+  s->planes = x->dims[0] * x->dims[1];
+  s->col_major = storage_order == 1;
+  s->include_pad = include_pad != 0;
+  *state = s;
+  return INFER_OK;
+}
+
+static infer_status maxpool_prepare(const cuda_exec *x, const node *n, const void *params,
+                                    const tensor *const *in, const tensor *const *host_in,
+                                    tensor *const *out, void **state, int64_t *ws_bytes) {
+  if (n->n_outputs > 1 && out[1] && out[1]->dtype != INFER_DTYPE_INT64)
+    return infer_fail(INFER_ERR_INTERNAL, "MaxPool on the GPU: Indices must be int64");
+  return pool_prepare("MaxPool", true, n, in, out, state);
+}
+
+static infer_status maxpool_run(const cuda_exec *x, const node *n, const void *params,
+                                const void *state, const tensor *const *in, tensor *const *out) {
+  const pool_state *s = state;
+  int64_t *idx = (n->n_outputs > 1 && out[1]) ? out[1]->data : NULL;
+  CUDA_LAUNCH_TRY(k_maxpool((int)in[0]->dtype, &s->g, s->planes, in[0]->data, out[0]->data, idx,
+                            s->col_major, (cudaStream_t)x->stream));
+  return INFER_OK;
+}
+
+static infer_status avgpool_prepare(const cuda_exec *x, const node *n, const void *params,
+                                    const tensor *const *in, const tensor *const *host_in,
+                                    tensor *const *out, void **state, int64_t *ws_bytes) {
+  return pool_prepare("AveragePool", false, n, in, out, state);
+}
+
+static infer_status avgpool_run(const cuda_exec *x, const node *n, const void *params,
+                                const void *state, const tensor *const *in, tensor *const *out) {
+  const pool_state *s = state;
+  CUDA_LAUNCH_TRY(k_avgpool((int)in[0]->dtype, &s->g, s->planes, in[0]->data, out[0]->data,
+                            s->include_pad, (cudaStream_t)x->stream));
+  return INFER_OK;
+}
+
+/* ---- global pooling: a reduction of each (n, c) plane ------------------------------ */
+
+typedef struct global_state {
+  int64_t planes, size;
+  bool is_max;
+} global_state;
+
+static infer_status global_prepare(const char *op, bool is_max, const tensor *const *in,
+                                   void **state) {
+  const tensor *x = in[0];
+  if (!dtype_is_float(x->dtype))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", op,
+                      infer_dtype_name(x->dtype));
+  if (x->rank < 2)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: the input must have rank >= 2", op);
+  global_state *s = calloc(1, sizeof *s);
+  if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  s->planes = x->dims[0] * x->dims[1];
+  s->size = dims_count(x->rank - 2, x->dims + 2);
+  s->is_max = is_max;
+  *state = s;
+  return INFER_OK;
+}
+
+static infer_status gap_prepare(const cuda_exec *x, const node *n, const void *params,
+                                const tensor *const *in, const tensor *const *host_in,
+                                tensor *const *out, void **state, int64_t *ws_bytes) {
+  return global_prepare("GlobalAveragePool", false, in, state);
+}
+
+static infer_status gmp_prepare(const cuda_exec *x, const node *n, const void *params,
+                                const tensor *const *in, const tensor *const *host_in,
+                                tensor *const *out, void **state, int64_t *ws_bytes) {
+  return global_prepare("GlobalMaxPool", true, in, state);
+}
+
+static infer_status global_run(const cuda_exec *x, const node *n, const void *params,
+                               const void *state, const tensor *const *in, tensor *const *out) {
+  const global_state *s = state;
+  if (s->planes == 0) return INFER_OK;
+  if (s->size == 0 && !s->is_max) { /* the CPU's mean of an empty plane is 0 */
+    CUDA_TRY(cudaMemsetAsync(out[0]->data, 0, (size_t)tensor_nbytes(out[0]), (cudaStream_t)x->stream));
+    return INFER_OK;
+  }
+  CUDA_LAUNCH_TRY(k_reduce_3d((int)in[0]->dtype, s->is_max ? K_RED_MAX : K_RED_MEAN, s->planes,
+                              s->size, 1, in[0]->data, out[0]->data, (cudaStream_t)x->stream));
+  return INFER_OK;
+}
+
+/* ---- LRN ------------------------------------------------------------------------------ */
+
+typedef struct lrn_state {
+  int64_t n, c, s, size;
+  float alpha, beta, bias;
+} lrn_state;
+
+static infer_status lrn_prepare(const cuda_exec *x, const node *n, const void *params,
+                                const tensor *const *in, const tensor *const *host_in,
+                                tensor *const *out, void **state, int64_t *ws_bytes) {
+  const tensor *t = in[0];
+  if (!dtype_is_float(t->dtype))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "LRN on the GPU: dtype %s is not supported",
+                      infer_dtype_name(t->dtype));
+  if (t->rank < 2) return infer_fail(INFER_ERR_INVALID_MODEL, "LRN: the input must have rank >= 2");
+  lrn_state tmp;
+  TRY(attr_get_float(n, "alpha", 1e-4f, &tmp.alpha));
+  TRY(attr_get_float(n, "beta", 0.75f, &tmp.beta));
+  TRY(attr_get_float(n, "bias", 1.0f, &tmp.bias));
+  TRY(attr_get_int(n, "size", -1, &tmp.size));
+  if (tmp.size < 1)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "LRN: attribute 'size' must be given and >= 1");
+  tmp.n = t->dims[0];
+  tmp.c = t->dims[1];
+  tmp.s = dims_count(t->rank - 2, t->dims + 2);
+  lrn_state *s = malloc(sizeof *s);
+  if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  *s = tmp;
+  *state = s;
+  return INFER_OK;
+}
+
+static infer_status lrn_run(const cuda_exec *x, const node *n, const void *params,
+                            const void *state, const tensor *const *in, tensor *const *out) {
+  const lrn_state *s = state;
+  CUDA_LAUNCH_TRY(k_lrn((int)in[0]->dtype, s->n, s->c, s->s, s->size, s->alpha, s->beta, s->bias,
+                        in[0]->data, out[0]->data, (cudaStream_t)x->stream));
+  return INFER_OK;
+}
+
+static const cuda_op cuda_maxpool = {"MaxPool", maxpool_prepare, maxpool_run, NULL};
+static const cuda_op cuda_avgpool = {"AveragePool", avgpool_prepare, avgpool_run, NULL};
+static const cuda_op cuda_gap = {"GlobalAveragePool", gap_prepare, global_run, NULL};
+static const cuda_op cuda_gmp = {"GlobalMaxPool", gmp_prepare, global_run, NULL};
+static const cuda_op cuda_lrn = {"LRN", lrn_prepare, lrn_run, NULL};
+
+const cuda_op *const cuda_ops_pool[] = {&cuda_maxpool, &cuda_avgpool, &cuda_gap, &cuda_gmp,
+                                        &cuda_lrn, NULL};

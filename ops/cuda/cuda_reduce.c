@@ -1,0 +1,282 @@
+/* cuda_reduce.c: ReduceSum/Mean/Max/Min/Prod/L1/L2/SumSquare/LogSum/LogSumExp,
+ * ArgMax/ArgMin, Softmax and LogSoftmax on the GPU (kernels/reduce.cu,
+ * kernels/softmax.cu).
+ *
+ * Reductions resolve their axes at prepare time (attribute, or a constant axes
+ * input; an axes input computed at run time is unsupported), merge neighbouring
+ * dims as the CPU op does, and run as [outer, reduced, inner] when the reduced
+ * dims are contiguous, else through the general strided kernel. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../engine/cuda/cuda_check.h"
+#include "../../kernels/reduce.h"
+#include "../../kernels/softmax.h"
+#include "../cuda_op.h"
+
+/* ---- Reduce* ------------------------------------------------------------------------ */
+
+static const struct {
+  const char *name;
+  int kind;
+  int input_axes_since; /* opset where axes moved from attribute to input */
+} red_table[] = {
+    {"ReduceSum", K_RED_SUM, 13},          {"ReduceMean", K_RED_MEAN, 18},
+    {"ReduceMax", K_RED_MAX, 18},          {"ReduceMin", K_RED_MIN, 18},
+    {"ReduceProd", K_RED_PROD, 18},        {"ReduceL1", K_RED_L1, 18},
+    {"ReduceL2", K_RED_L2, 18},            {"ReduceSumSquare", K_RED_SUMSQ, 18},
+    {"ReduceLogSum", K_RED_LOGSUM, 18},    {"ReduceLogSumExp", K_RED_LOGSUMEXP, 18},
+};
+enum { RED_OPS = sizeof red_table / sizeof red_table[0] };
+
+typedef struct red_state {
+  int kind;
+  bool nothing; /* no output elements */
+  bool strided;
+  int64_t outer, r, inner;
+  k_reduce_geom g;
+} red_state;
+
+/* mask[i]: dim i of x is reduced (ops/reduce_ops.c's reduce_resolve). */
+static infer_status red_axes(const node *n, int split, const tensor *const *in,
+                             const tensor *const *host_in, int rank, bool *mask) {
+  int64_t axes[INFER_MAX_RANK];
+  int count = 0;
+  int64_t noop = 0;
+  if (n->opset >= split) {
+    TRY(attr_get_int(n, "noop_with_empty_axes", 0, &noop));
+    if (n->n_inputs > 1 && in[1]) {
+      if (!host_in[1])
+        return infer_fail(INFER_ERR_UNSUPPORTED,
+                          "%s on the GPU: the axes input must be a constant", n->op_type);
+      TRY(tensor_read_ints(host_in[1], "axes", axes, INFER_MAX_RANK, &count));
+    }
+  } else {
+    const int64_t *a;
+    int c;
+    TRY(attr_get_ints(n, "axes", &a, &c));
+    if (c > INFER_MAX_RANK)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: %d axes", n->op_type, c);
+    for (int i = 0; i < c; i++) axes[i] = a[i];
+    count = c > 0 ? c : 0;
+  }
+  for (int i = 0; i < rank; i++) mask[i] = count == 0 && noop == 0;
+  for (int i = 0; i < count; i++) {
+    int ax;
+    TRY(axis_normalize(axes[i], rank, "axes entry", &ax));
+    if (mask[ax])
+      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: axis %lld is repeated", n->op_type,
+                        (long long)axes[i]);
+    mask[ax] = true;
+  }
+  return INFER_OK;
+}
+
+static infer_status red_prepare(const cuda_exec *x, const node *n, const void *params,
+                                const tensor *const *in, const tensor *const *host_in,
+                                tensor *const *out, void **state, int64_t *ws_bytes) {
+  int k = 0;
+  while (k < RED_OPS && strcmp(red_table[k].name, n->op_type) != 0) k++;
+  if (k == RED_OPS) return infer_fail(INFER_ERR_INTERNAL, "reduce on the GPU: unknown op %s", n->op_type);
+  const tensor *X = in[0];
+  red_state s;
+  memset(&s, 0, sizeof s);
+  s.kind = red_table[k].kind;
+  if (!k_reduce_supported((int)X->dtype, s.kind))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", n->op_type,
+                      infer_dtype_name(X->dtype));
+  bool mask[INFER_MAX_RANK];
+  TRY(red_axes(n, red_table[k].input_axes_since, in, host_in, X->rank, mask));
+  int64_t total_in = dims_count(X->rank, X->dims);
+  int64_t total_out = dims_count(out[0]->rank, out[0]->dims);
+  int64_t kept = 1, count = 1;
+  for (int i = 0; i < X->rank; i++) {
+    if (mask[i]) count *= X->dims[i];
+    else kept *= X->dims[i];
+  }
+  if (kept != total_out)
+    return infer_fail(INFER_ERR_INTERNAL, "%s on the GPU: %lld outputs expected, the shape has %lld",
+                      n->op_type, (long long)kept, (long long)total_out);
+  red_state *p = malloc(sizeof *p);
+  if (!p) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  if (total_out == 0) {
+    s.nothing = true;
+  } else if (count == 0 || total_in == 0) {
+    /* every output reduces an empty set */
+    s.outer = total_out;
+    s.r = 0;
+    s.inner = 1;
+  } else {
+    /* merge neighbouring dims of the same kind, dropping unit dims */
+    int64_t strides[INFER_MAX_RANK];
+    dims_strides(X->rank, X->dims, strides);
+    k_reduce_geom *g = &s.g;
+    int prev = -1;
+    for (int i = 0; i < X->rank; i++) {
+      int64_t d = X->dims[i];
+      if (d == 1) continue;
+      int kind = mask[i] ? 1 : 0;
+      if (kind == 1) {
+        if (prev == 1) {
+          g->rd[g->nr - 1] *= d;
+          g->rs[g->nr - 1] = strides[i];
+        } else {
+          g->rd[g->nr] = d;
+          g->rs[g->nr++] = strides[i];
+        }
+      } else {
+        if (prev == 0) {
+          g->kd[g->nk - 1] *= d;
+          g->ks[g->nk - 1] = strides[i];
+        } else {
+          g->kd[g->nk] = d;
+          g->ks[g->nk++] = strides[i];
+        }
+      }
+      prev = kind;
+    }
+    if (g->nr == 0) { /* nothing reduced: each output "reduces" one element */
+      s.outer = total_out;
+      s.r = 1;
+      s.inner = 1;
+    } else if (g->nr == 1) { /* [outer, r, inner] */
+      s.r = g->rd[0];
+      s.inner = g->rs[0];
+      s.outer = total_in / (s.r * s.inner);
+    } else {
+      s.strided = true;
+    }
+  }
+  *p = s;
+  *state = p;
+  return INFER_OK;
+}
+
+static infer_status red_run(const cuda_exec *x, const node *n, const void *params,
+                            const void *state, const tensor *const *in, tensor *const *out) {
+  const red_state *s = state;
+  if (s->nothing) return INFER_OK;
+  cudaStream_t st = (cudaStream_t)x->stream;
+  if (s->strided)
+    CUDA_LAUNCH_TRY(k_reduce_strided((int)in[0]->dtype, s->kind, &s->g, in[0]->data, out[0]->data, st));
+  else
+    CUDA_LAUNCH_TRY(k_reduce_3d((int)in[0]->dtype, s->kind, s->outer, s->r, s->inner, in[0]->data,
+                                out[0]->data, st));
+  return INFER_OK;
+}
+
+/* ---- ArgMax / ArgMin ------------------------------------------------------------------ */
+
+typedef struct axis_state {
+  int64_t outer, len, inner;
+  bool is_max, last, log;
+} axis_state;
+
+static infer_status axis_state_new(const axis_state *tmp, void **state) {
+  axis_state *s = malloc(sizeof *s);
+  if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  *s = *tmp;
+  *state = s;
+  return INFER_OK;
+}
+
+static infer_status arg_prepare(const cuda_exec *x, const node *n, const void *params,
+                                const tensor *const *in, const tensor *const *host_in,
+                                tensor *const *out, void **state, int64_t *ws_bytes) {
+  const tensor *X = in[0];
+  infer_dtype dt = X->dtype;
+  if (!dtype_is_float(dt) && !dtype_is_signed_int(dt) &&
+      !(dtype_is_unsigned_int(dt) && dt != INFER_DTYPE_BOOL))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", n->op_type,
+                      infer_dtype_name(dt));
+  if (X->rank < 1) return infer_fail(INFER_ERR_INVALID_MODEL, "%s: the input must have rank >= 1", n->op_type);
+  int64_t axis_attr, last;
+  TRY(attr_get_int(n, "axis", 0, &axis_attr));
+  TRY(attr_get_int(n, "select_last_index", 0, &last));
+  int axis;
+  TRY(axis_normalize(axis_attr, X->rank, "axis", &axis));
+  axis_state s;
+  memset(&s, 0, sizeof s);
+  s.outer = dims_count(axis, X->dims);
+  s.len = X->dims[axis];
+  s.inner = dims_count(X->rank - axis - 1, X->dims + axis + 1);
+  s.is_max = strcmp(n->op_type, "ArgMax") == 0;
+  s.last = last != 0;
+  if (s.len == 0 && s.outer * s.inner != 0)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: axis %d has size 0", n->op_type, axis);
+  return axis_state_new(&s, state);
+}
+
+static infer_status arg_run(const cuda_exec *x, const node *n, const void *params,
+                            const void *state, const tensor *const *in, tensor *const *out) {
+  const axis_state *s = state;
+  if (s->outer * s->inner == 0) return INFER_OK;
+  CUDA_LAUNCH_TRY(k_argminmax((int)in[0]->dtype, s->is_max, s->last, s->outer, s->len, s->inner,
+                              in[0]->data, out[0]->data, (cudaStream_t)x->stream));
+  return INFER_OK;
+}
+
+/* ---- Softmax / LogSoftmax ------------------------------------------------------------- */
+
+static infer_status softmax_prepare(const cuda_exec *x, const node *n, const void *params,
+                                    const tensor *const *in, const tensor *const *host_in,
+                                    tensor *const *out, void **state, int64_t *ws_bytes) {
+  const tensor *X = in[0];
+  if (!dtype_is_float(X->dtype))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", n->op_type,
+                      infer_dtype_name(X->dtype));
+  int64_t axis_attr;
+  TRY(attr_get_int(n, "axis", n->opset >= 13 ? -1 : 1, &axis_attr));
+  axis_state s;
+  memset(&s, 0, sizeof s);
+  s.log = strcmp(n->op_type, "LogSoftmax") == 0;
+  if (X->rank == 0) { /* a scalar normalizes over itself */
+    if (axis_attr != 0 && axis_attr != -1)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: axis %lld is out of range for a scalar",
+                        n->op_type, (long long)axis_attr);
+    s.outer = s.len = s.inner = 1;
+    return axis_state_new(&s, state);
+  }
+  int axis;
+  TRY(axis_normalize(axis_attr, X->rank, "axis", &axis));
+  s.outer = dims_count(axis, X->dims);
+  if (n->opset >= 13) { /* along the axis */
+    s.len = X->dims[axis];
+    s.inner = dims_count(X->rank - axis - 1, X->dims + axis + 1);
+  } else { /* coerced to 2-D at the axis */
+    s.len = dims_count(X->rank - axis, X->dims + axis);
+    s.inner = 1;
+  }
+  return axis_state_new(&s, state);
+}
+
+static infer_status softmax_run(const cuda_exec *x, const node *n, const void *params,
+                                const void *state, const tensor *const *in, tensor *const *out) {
+  const axis_state *s = state;
+  CUDA_LAUNCH_TRY(k_softmax((int)in[0]->dtype, s->log, s->outer, s->len, s->inner, in[0]->data,
+                            out[0]->data, (cudaStream_t)x->stream));
+  return INFER_OK;
+}
+
+#define RED_OP(sym, opname) static const cuda_op sym = {opname, red_prepare, red_run, NULL}
+RED_OP(cuda_reduce_sum, "ReduceSum");
+RED_OP(cuda_reduce_mean, "ReduceMean");
+RED_OP(cuda_reduce_max, "ReduceMax");
+RED_OP(cuda_reduce_min, "ReduceMin");
+RED_OP(cuda_reduce_prod, "ReduceProd");
+RED_OP(cuda_reduce_l1, "ReduceL1");
+RED_OP(cuda_reduce_l2, "ReduceL2");
+RED_OP(cuda_reduce_sumsq, "ReduceSumSquare");
+RED_OP(cuda_reduce_logsum, "ReduceLogSum");
+RED_OP(cuda_reduce_logsumexp, "ReduceLogSumExp");
+#undef RED_OP
+static const cuda_op cuda_argmax = {"ArgMax", arg_prepare, arg_run, NULL};
+static const cuda_op cuda_argmin = {"ArgMin", arg_prepare, arg_run, NULL};
+static const cuda_op cuda_softmax = {"Softmax", softmax_prepare, softmax_run, NULL};
+static const cuda_op cuda_logsoftmax = {"LogSoftmax", softmax_prepare, softmax_run, NULL};
+
+const cuda_op *const cuda_ops_reduce[] = {
+    &cuda_reduce_sum,    &cuda_reduce_mean,   &cuda_reduce_max,      &cuda_reduce_min,
+    &cuda_reduce_prod,   &cuda_reduce_l1,     &cuda_reduce_l2,       &cuda_reduce_sumsq,
+    &cuda_reduce_logsum, &cuda_reduce_logsumexp, &cuda_argmax,       &cuda_argmin,
+    &cuda_softmax,       &cuda_logsoftmax,    NULL};
