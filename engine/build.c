@@ -1,4 +1,5 @@
 /* build.c: binding nodes to op descriptors and graph inputs to concrete shapes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,36 +62,50 @@ static const input_shape *find_shape(const struct infer_options *o, const char *
   return NULL;
 }
 
+/* "x, y" (the model's inputs) into buf. */
+static const char *input_names(const graph *g, char *buf, int cap) {
+  int off = 0;
+  buf[0] = 0;
+  for (int i = 0; i < g->n_inputs && off < cap; i++)
+    off += snprintf(buf + off, (size_t)(cap - off), i ? ", '%s'" : "'%s'",
+                    g->values[g->inputs[i]].name);
+  if (g->n_inputs == 0) snprintf(buf, (size_t)cap, "none");
+  return buf;
+}
+
 /* Gives every graph input a concrete shape from the options. */
 infer_status build_bind_inputs(graph *g, const struct infer_options *o) {
   char a[128], b[128];
   for (int i = 0; i < o->n_shapes; i++) {
     if (!o->shapes[i].name) {
       if (o->shapes[i].index >= g->n_inputs)
-        return infer_fail(INFER_ERR_INVALID_ARGUMENT, "a shape was given for input %d, but the "
-                          "model has %d inputs", o->shapes[i].index, g->n_inputs);
+        return infer_fail(INFER_ERR_INVALID_ARGUMENT, "%d inputs were given, but the model has "
+                          "%d (%s)", o->shapes[i].index + 1, g->n_inputs,
+                          input_names(g, a, sizeof a));
       continue;
     }
     int v = graph_find_value(g, o->shapes[i].name);
     if (v < 0 || g->values[v].kind != VALUE_INPUT)
-      return infer_fail(INFER_ERR_INVALID_ARGUMENT, "a shape was given for '%s', which is not "
-                        "an input of the model", o->shapes[i].name);
+      return infer_fail(INFER_ERR_INVALID_ARGUMENT, "the model has no input named '%s' (its "
+                        "inputs: %s)", o->shapes[i].name, input_names(g, a, sizeof a));
   }
   for (int i = 0; i < g->n_inputs; i++) {
     value *v = &g->values[g->inputs[i]];
     const input_shape *s = find_shape(o, v->name, i);
     if (s) {
       if (s->rank != v->t.rank)
-        return infer_fail(INFER_ERR_INVALID_ARGUMENT,
-                          "input '%s' has rank %d (shape %s) but the given shape %s has rank %d",
-                          v->name, v->t.rank, dims_format(v->t.rank, v->t.dims, a, sizeof a),
+        return infer_fail(INFER_ERR_INVALID_INPUT,
+                          "input '%s': the model expects shape %s (rank %d), got %s (rank %d)",
+                          v->name, dims_format(v->t.rank, v->t.dims, a, sizeof a), v->t.rank,
                           dims_format(s->rank, s->dims, b, sizeof b), s->rank);
       for (int k = 0; k < s->rank; k++) {
         if (s->dims[k] < 0) continue;
         if (v->t.dims[k] >= 0 && v->t.dims[k] != s->dims[k])
-          return infer_fail(INFER_ERR_INVALID_ARGUMENT,
-                            "input '%s': the model fixes dim %d to %lld, the given shape says "
-                            "%lld", v->name, k, (long long)v->t.dims[k], (long long)s->dims[k]);
+          return infer_fail(INFER_ERR_INVALID_INPUT,
+                            "input '%s': the model expects shape %s, got %s (dim %d: %lld vs %lld)",
+                            v->name, dims_format(v->t.rank, v->t.dims, a, sizeof a),
+                            dims_format(s->rank, s->dims, b, sizeof b), k,
+                            (long long)v->t.dims[k], (long long)s->dims[k]);
         v->t.dims[k] = s->dims[k];
       }
     }

@@ -102,7 +102,7 @@ int graph_add_node(graph *g, int n_inputs, int n_outputs, int n_attrs) {
 const char *node_describe(const graph *g, int index, char *buf, int cap) {
   const node *n = &g->nodes[index];
   snprintf(buf, cap, "node '%s' (%s, domain %s, opset %lld, index %d)", n->name, n->op_type,
-           n->domain[0] ? n->domain : "ai.onnx", (long long)n->opset, index);
+           n->domain[0] ? n->domain : "ai.onnx", (long long)n->opset, n->model_index);
   return buf;
 }
 

@@ -54,6 +54,7 @@ typedef struct node {
   const struct op_desc *op; /* bound by graph_bind_ops */
   void *params;             /* parsed attributes, one malloc block (free) */
   bool removed;             /* dropped by a pass; skipped everywhere */
+  int model_index;          /* position in the model file, for messages */
 } node;
 
 typedef enum value_kind {

@@ -313,7 +313,9 @@ template <> struct range_math<double> {
   static __device__ double at(double s, double d, int64_t i) { return s + (double)i * d; }
 };
 template <> struct range_math<float> {
-  static __device__ float at(float s, float d, int64_t i) { return (float)((double)s + (double)i * d); }
+  static __device__ float at(float s, float d, int64_t i) {
+    return (float)((double)s + (double)i * d);
+  }
 };
 template <> struct range_math<__half> {
   static __device__ __half at(__half s, __half d, int64_t i) {

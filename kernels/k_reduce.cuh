@@ -10,34 +10,41 @@
 
 #include "k_common.cuh"
 
-// Accumulator of an element type: float for the 16- and 32-bit floats, double for
-// double (the CPU reference accumulates in double; fp32 in float is the GPU rule).
-template <typename T> struct k_acc { typedef float type; };
-template <> struct k_acc<double> { typedef double type; };
-
 // v as the accumulator type A (float, double or int64_t).
-template <typename A, typename T> __device__ __forceinline__ A k_load_as(T v) { return (A)v; }
-template <> __device__ __forceinline__ float k_load_as<float, __half>(__half v) { return __half2float(v); }
-template <> __device__ __forceinline__ float k_load_as<float, __nv_bfloat16>(__nv_bfloat16 v) {
+template <typename A, typename T>
+__device__ __forceinline__ A k_load_as(T v) {
+  return (A)v;
+}
+template <>
+__device__ __forceinline__ float k_load_as<float, __half>(__half v) {
+  return __half2float(v);
+}
+template <>
+__device__ __forceinline__ float k_load_as<float, __nv_bfloat16>(__nv_bfloat16 v) {
   return __bfloat162float(v);
 }
-template <> __device__ __forceinline__ double k_load_as<double, __half>(__half v) {
+template <>
+__device__ __forceinline__ double k_load_as<double, __half>(__half v) {
   return (double)__half2float(v);
 }
-template <> __device__ __forceinline__ double k_load_as<double, __nv_bfloat16>(__nv_bfloat16 v) {
+template <>
+__device__ __forceinline__ double k_load_as<double, __nv_bfloat16>(__nv_bfloat16 v) {
   return (double)__bfloat162float(v);
 }
 
 // An accumulator back to the element type T. Floating accumulators stored into an
 // integer type follow tensor_set_f64: NaN -> 0, saturation to int64, then the C
 // conversion (wrapping) to T.
-template <typename T, typename A> __device__ __forceinline__ T k_store_as(A v) {
+template <typename T, typename A>
+__device__ __forceinline__ T k_store_as(A v) {
   if constexpr (std::is_integral<T>::value) {
     if constexpr (std::is_integral<A>::value) {
       return (T)v;
     } else {
       double d = (double)v;
-      int64_t i = d != d ? 0 : (d > -9.2e18 && d < 9.2e18) ? (int64_t)d : (d > 0 ? INT64_MAX : INT64_MIN);
+      int64_t i = d != d                        ? 0
+                  : (d > -9.2e18 && d < 9.2e18) ? (int64_t)d
+                                                : (d > 0 ? INT64_MAX : INT64_MIN);
       return (T)i;
     }
   } else if constexpr (std::is_same<A, float>::value) {
@@ -83,17 +90,22 @@ __device__ __forceinline__ float k_pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double k_pow(double a, double b) { return pow(a, b); }
 
 struct k_add_op {
-  template <typename A> __device__ __forceinline__ A operator()(A a, A b) const { return a + b; }
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return a + b;
+  }
 };
 // NaN-propagating maximum (a NaN, once met, stays).
 struct k_max_op {
-  template <typename A> __device__ __forceinline__ A operator()(A a, A b) const {
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
     return (b > a || k_isnan(b)) ? b : a;
   }
 };
 
 // Reduction over the 32 lanes of a warp; every lane gets the result.
-template <typename A, typename F> __device__ __forceinline__ A k_warp_reduce(A v, F f) {
+template <typename A, typename F>
+__device__ __forceinline__ A k_warp_reduce(A v, F f) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
@@ -102,7 +114,8 @@ template <typename A, typename F> __device__ __forceinline__ A k_warp_reduce(A v
 // Reduction over the whole block (blockDim.x a multiple of 32, at most 1024); every
 // thread gets the result. All threads of the block must call it; it may be called
 // repeatedly (it synchronizes before reusing its shared buffer).
-template <typename A, typename F> __device__ __forceinline__ A k_block_reduce(A v, F f, A ident) {
+template <typename A, typename F>
+__device__ __forceinline__ A k_block_reduce(A v, F f, A ident) {
   __shared__ A k_red_buf[33];
   v = k_warp_reduce(v, f);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;

@@ -37,8 +37,8 @@ cudaError_t bn_go(int64_t n, int64_t c, int64_t s, const void *x, void *y, const
                                                        (uint32_t)c, (uint32_t)s, (const P *)scale,
                                                        (const P *)shift);
   else
-    bn_apply_kernel<T, P, int64_t><<<b, 256, 0, st>>>((const T *)x, (T *)y, total, c, s,
-                                                      (const P *)scale, (const P *)shift);
+    bn_apply_kernel<T, P, int64_t>
+        <<<b, 256, 0, st>>>((const T *)x, (T *)y, total, c, s, (const P *)scale, (const P *)shift);
   return cudaGetLastError();
 }
 
@@ -63,19 +63,23 @@ __device__ __forceinline__ int64_t n_aff(const k_norm_affine &a, int64_t row_par
   }
 }
 
-template <bool PER_WARP, typename A> __device__ __forceinline__ A n_sum(A v) {
-  if constexpr (PER_WARP) return k_warp_reduce(v, k_add_op());
-  else return k_block_reduce(v, k_add_op(), (A)0);
+template <bool PER_WARP, typename A>
+__device__ __forceinline__ A n_sum(A v) {
+  if constexpr (PER_WARP)
+    return k_warp_reduce(v, k_add_op());
+  else
+    return k_block_reduce(v, k_add_op(), (A)0);
 }
 
 template <typename T, typename A, bool PER_WARP>
-__global__ void norm_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t len,
-                                 const T *__restrict__ scale, k_norm_affine sa,
+__global__ void norm_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
+                                 int64_t len, const T *__restrict__ scale, k_norm_affine sa,
                                  const T *__restrict__ bias, k_norm_affine ba, int mean_dt,
                                  void *mean_out, int inv_dt, void *inv_out, A eps, bool rms) {
   const int tid = PER_WARP ? (int)(threadIdx.x & 31) : (int)threadIdx.x;
   const int nt = PER_WARP ? 32 : (int)blockDim.x;
-  const int64_t first = PER_WARP ? ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5 : (int64_t)blockIdx.x;
+  const int64_t first =
+      PER_WARP ? ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5 : (int64_t)blockIdx.x;
   const int64_t step = PER_WARP ? ((int64_t)gridDim.x * blockDim.x) >> 5 : (int64_t)gridDim.x;
   for (int64_t row = first; row < rows; row += step) {  // uniform per warp / per block
     const T *p = x + row * len;
@@ -110,7 +114,8 @@ __global__ void norm_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int
 template <typename T, typename A>
 cudaError_t norm_go(int64_t rows, int64_t len, const void *x, void *y, const void *scale,
                     const k_norm_affine *sa, const void *bias, const k_norm_affine *ba, int mean_dt,
-                    void *mean_out, int inv_dt, void *inv_out, float eps, bool rms, cudaStream_t s) {
+                    void *mean_out, int inv_dt, void *inv_out, float eps, bool rms,
+                    cudaStream_t s) {
   k_norm_affine none = {};
   none.mode = K_AFF_DENSE;
   const k_norm_affine &sav = scale && sa ? *sa : none, &bav = bias && ba ? *ba : none;
@@ -136,8 +141,8 @@ extern "C" cudaError_t k_bn_params(int64_t c, int gamma_dt, const void *gamma, i
   if (c <= 0) return cudaSuccess;
   const unsigned b = k_blocks(c, 256);
   if (out_dt == K_F64)
-    bn_params_kernel<double><<<b, 256, 0, stream>>>(c, gamma_dt, gamma, beta_dt, beta, mean_dt, mean,
-                                                    var_dt, var, eps, (double *)out_scale,
+    bn_params_kernel<double><<<b, 256, 0, stream>>>(c, gamma_dt, gamma, beta_dt, beta, mean_dt,
+                                                    mean, var_dt, var, eps, (double *)out_scale,
                                                     (double *)out_shift);
   else if (out_dt == K_F32)
     bn_params_kernel<float><<<b, 256, 0, stream>>>(c, gamma_dt, gamma, beta_dt, beta, mean_dt, mean,
@@ -148,8 +153,9 @@ extern "C" cudaError_t k_bn_params(int64_t c, int gamma_dt, const void *gamma, i
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t k_bn_apply(int dtype, int64_t n, int64_t c, int64_t s, const void *x, void *y,
-                                  const void *scale, const void *shift, cudaStream_t stream) {
+extern "C" cudaError_t k_bn_apply(int dtype, int64_t n, int64_t c, int64_t s, const void *x,
+                                  void *y, const void *scale, const void *shift,
+                                  cudaStream_t stream) {
   switch (dtype) {
     case K_F32: return bn_go<float, float>(n, c, s, x, y, scale, shift, stream);
     case K_F16: return bn_go<__half, float>(n, c, s, x, y, scale, shift, stream);
@@ -166,7 +172,7 @@ extern "C" cudaError_t k_norm_rows(int dtype, int64_t rows, int64_t len, const v
                                    cudaStream_t stream) {
   if (rows <= 0) return cudaSuccess;
   const bool r = rms != 0;
-#define K_NORM(T, A)                                                                          \
+#define K_NORM(T, A)                                                                         \
   return norm_go<T, A>(rows, len, x, y, scale, scale_aff, bias, bias_aff, mean_dt, mean_out, \
                        inv_dt, inv_out, eps, r, stream)
   switch (dtype) {

@@ -8,7 +8,8 @@
 
 template <typename S> struct pad_args {
   int rank, mode;
-  S od[K_MAX_RANK], xs[K_MAX_RANK], lo[K_MAX_RANK], ext[K_MAX_RANK], pb[K_MAX_RANK];  // innermost first
+  // innermost first
+  S od[K_MAX_RANK], xs[K_MAX_RANK], lo[K_MAX_RANK], ext[K_MAX_RANK], pb[K_MAX_RANK];
 };
 
 // Position in the kept region of region-relative coordinate t; -1 for the constant.
@@ -184,7 +185,9 @@ template <> struct rz_acc<__half> { typedef float type; };
 template <> struct rz_acc<__nv_bfloat16> { typedef float type; };
 
 template <typename A, typename S> __device__ __forceinline__ A rz_load(S v) { return (A)v; }
-template <> __device__ __forceinline__ float rz_load<float, __half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float rz_load<float, __half>(__half v) {
+  return __half2float(v);
+}
 template <> __device__ __forceinline__ float rz_load<float, __nv_bfloat16>(__nv_bfloat16 v) {
   return __bfloat162float(v);
 }

@@ -18,10 +18,12 @@ __device__ __forceinline__ void p_range(I start, I d, I n, I kmax, I &lo, I &hi)
 }
 
 // Plane index and window starts of output element i.
-template <typename I> struct p_pos {
+template <typename I>
+struct p_pos {
   I p, d0, h0, w0;
 };
-template <typename I> __device__ __forceinline__ p_pos<I> p_locate(const k_pool_geom &g, I i) {
+template <typename I>
+__device__ __forceinline__ p_pos<I> p_locate(const k_pool_geom &g, I i) {
   const I OD = (I)g.out[0], OH = (I)g.out[1], OW = (I)g.out[2];
   p_pos<I> r;
   I t = i;
@@ -109,8 +111,8 @@ __global__ void avgpool_kernel(k_pool_geom g, I total, const T *__restrict__ x, 
 }
 
 template <typename T, typename A>
-__global__ void lrn_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t n, int64_t C, int64_t S,
-                           int64_t before, int64_t after, A scale, A beta, A bias) {
+__global__ void lrn_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t n, int64_t C,
+                           int64_t S, int64_t before, int64_t after, A scale, A beta, A bias) {
   K_GRID_STRIDE(i, n) {
     const int64_t t = i / S, s = i - t * S;
     const int64_t c = t % C, b = t / C;
@@ -140,9 +142,11 @@ cudaError_t maxpool_go(const k_pool_geom *g, int64_t planes, const void *x, void
   if (total <= 0) return cudaSuccess;
   const unsigned b = k_blocks(total, 256);
   if (p_small(total, in_total))
-    maxpool_kernel<T, A, int><<<b, 256, 0, s>>>(*g, (int)total, (const T *)x, (T *)y, idx, cm, lowest);
+    maxpool_kernel<T, A, int>
+        <<<b, 256, 0, s>>>(*g, (int)total, (const T *)x, (T *)y, idx, cm, lowest);
   else
-    maxpool_kernel<T, A, int64_t><<<b, 256, 0, s>>>(*g, total, (const T *)x, (T *)y, idx, cm, lowest);
+    maxpool_kernel<T, A, int64_t>
+        <<<b, 256, 0, s>>>(*g, total, (const T *)x, (T *)y, idx, cm, lowest);
   return cudaGetLastError();
 }
 
@@ -180,7 +184,8 @@ extern "C" cudaError_t k_maxpool(int dtype, const k_pool_geom *g, int64_t planes
   switch (dtype) {
     case K_F32: return maxpool_go<float, float>(g, planes, x, y, idx, cm, -INFINITY, stream);
     case K_F16: return maxpool_go<__half, float>(g, planes, x, y, idx, cm, -INFINITY, stream);
-    case K_BF16: return maxpool_go<__nv_bfloat16, float>(g, planes, x, y, idx, cm, -INFINITY, stream);
+    case K_BF16:
+      return maxpool_go<__nv_bfloat16, float>(g, planes, x, y, idx, cm, -INFINITY, stream);
     case K_F64: return maxpool_go<double, double>(g, planes, x, y, idx, cm, -INFINITY, stream);
     case K_I8: return maxpool_go<int8_t, int>(g, planes, x, y, idx, cm, INT8_MIN, stream);
     case K_U8: return maxpool_go<uint8_t, int>(g, planes, x, y, idx, cm, 0, stream);
@@ -206,7 +211,8 @@ extern "C" cudaError_t k_lrn(int dtype, int64_t n, int64_t c, int64_t s, int64_t
   switch (dtype) {
     case K_F32: return lrn_go<float, float>(n, c, s, size, alpha, beta, bias, x, y, stream);
     case K_F16: return lrn_go<__half, float>(n, c, s, size, alpha, beta, bias, x, y, stream);
-    case K_BF16: return lrn_go<__nv_bfloat16, float>(n, c, s, size, alpha, beta, bias, x, y, stream);
+    case K_BF16:
+      return lrn_go<__nv_bfloat16, float>(n, c, s, size, alpha, beta, bias, x, y, stream);
     case K_F64: return lrn_go<double, double>(n, c, s, size, alpha, beta, bias, x, y, stream);
     default: return cudaErrorInvalidValue;
   }

@@ -35,8 +35,8 @@ cudaError_t k_avgpool(int dtype, const k_pool_geom *g, int64_t planes, const voi
 /* LRN across channels of x (N x C x S):
  * y = x / (bias + alpha/size * sum of x^2 over [c - (size-1)/2, c + size-1-(size-1)/2])^beta.
  * float32/16, bfloat16, float64. */
-cudaError_t k_lrn(int dtype, int64_t n, int64_t c, int64_t s, int64_t size, float alpha,
-                  float beta, float bias, const void *x, void *y, cudaStream_t stream);
+cudaError_t k_lrn(int dtype, int64_t n, int64_t c, int64_t s, int64_t size, float alpha, float beta,
+                  float bias, const void *x, void *y, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

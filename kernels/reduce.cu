@@ -39,23 +39,35 @@ __device__ __forceinline__ double r_log(double v) { return log(v); }
 __device__ __forceinline__ float r_finite_or0(float v) { return isfinite(v) ? v : 0.0f; }
 __device__ __forceinline__ double r_finite_or0(double v) { return isfinite(v) ? v : 0.0; }
 
-template <int OP, typename A> __device__ __forceinline__ A r_comb(A a, A b) {
-  if constexpr (OP == R_MUL) return r_mul(a, b);
-  else if constexpr (OP == R_MAX) return (b > a || k_isnan(b)) ? b : a;
-  else if constexpr (OP == R_MIN) return (b < a || k_isnan(b)) ? b : a;
-  else return r_add(a, b);
+template <int OP, typename A>
+__device__ __forceinline__ A r_comb(A a, A b) {
+  if constexpr (OP == R_MUL)
+    return r_mul(a, b);
+  else if constexpr (OP == R_MAX)
+    return (b > a || k_isnan(b)) ? b : a;
+  else if constexpr (OP == R_MIN)
+    return (b < a || k_isnan(b)) ? b : a;
+  else
+    return r_add(a, b);
 }
-template <int OP> struct r_comb_f {
-  template <typename A> __device__ __forceinline__ A operator()(A a, A b) const {
+template <int OP>
+struct r_comb_f {
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
     return r_comb<OP, A>(a, b);
   }
 };
 
-template <int OP, typename A> __device__ __forceinline__ A r_pre(A v, A shift) {
-  if constexpr (OP == R_ADDSQ) return r_mul(v, v);
-  else if constexpr (OP == R_ADDABS) return r_abs(v);
-  else if constexpr (OP == R_ADDEXP) return r_exp(v - shift);
-  else return v;
+template <int OP, typename A>
+__device__ __forceinline__ A r_pre(A v, A shift) {
+  if constexpr (OP == R_ADDSQ)
+    return r_mul(v, v);
+  else if constexpr (OP == R_ADDABS)
+    return r_abs(v);
+  else if constexpr (OP == R_ADDEXP)
+    return r_exp(v - shift);
+  else
+    return v;
 }
 
 template <typename T, typename A>
@@ -91,7 +103,8 @@ __global__ void red_rows_warp(const T *__restrict__ x, T *__restrict__ y, int64_
       shift = r_finite_or0(k_warp_reduce(m, r_comb_f<R_MAX>()));
     }
     A acc = init;
-    for (int64_t i = lane; i < r; i += 32) acc = r_comb<OP, A>(acc, r_pre<OP, A>(k_load_as<A>(p[i]), shift));
+    for (int64_t i = lane; i < r; i += 32)
+      acc = r_comb<OP, A>(acc, r_pre<OP, A>(k_load_as<A>(p[i]), shift));
     acc = k_warp_reduce(acc, r_comb_f<OP>());
     if (lane == 0) y[row] = r_finish<T, A>(acc, fin, r, shift);
   }
@@ -106,7 +119,8 @@ __global__ void red_rows_block(const T *__restrict__ x, T *__restrict__ y, int64
     A shift = 0;
     if constexpr (OP == R_ADDEXP) {
       A m = (A)-INFINITY;
-      for (int64_t i = threadIdx.x; i < r; i += blockDim.x) m = r_comb<R_MAX, A>(m, k_load_as<A>(p[i]));
+      for (int64_t i = threadIdx.x; i < r; i += blockDim.x)
+        m = r_comb<R_MAX, A>(m, k_load_as<A>(p[i]));
       shift = r_finite_or0(k_block_reduce(m, r_comb_f<R_MAX>(), (A)-INFINITY));
     }
     A acc = init;
@@ -131,7 +145,8 @@ __global__ void red_cols(const T *__restrict__ x, T *__restrict__ y, int64_t out
       shift = r_finite_or0(m);
     }
     A acc = init;
-    for (int64_t i = 0; i < r; i++) acc = r_comb<OP, A>(acc, r_pre<OP, A>(k_load_as<A>(p[i * inner]), shift));
+    for (int64_t i = 0; i < r; i++)
+      acc = r_comb<OP, A>(acc, r_pre<OP, A>(k_load_as<A>(p[i * inner]), shift));
     y[o] = r_finish<T, A>(acc, fin, r, shift);
   }
 }
@@ -180,33 +195,39 @@ struct r_args {
   const void *x;
   void *y;
   bool strided;
-  int64_t outer, r, inner;     // 3-D layout
-  const k_reduce_geom *g;      // strided layout
-  int64_t n_out, count;        // strided layout
-  double init_d;               // identity for float accumulators
-  int64_t init_i;              // identity for int64 accumulators
+  int64_t outer, r, inner;  // 3-D layout
+  const k_reduce_geom *g;   // strided layout
+  int64_t n_out, count;     // strided layout
+  double init_d;            // identity for float accumulators
+  int64_t init_i;           // identity for int64 accumulators
   int fin;
   cudaStream_t s;
 };
 
-template <typename T, typename A, int OP> constexpr bool r_valid() {
+template <typename T, typename A, int OP>
+constexpr bool r_valid() {
   if constexpr (std::is_integral<T>::value) {
-    if constexpr (std::is_integral<A>::value) return OP != R_ADDEXP;
-    else return OP == R_ADD || OP == R_ADDSQ || OP == R_ADDEXP;
+    if constexpr (std::is_integral<A>::value)
+      return OP != R_ADDEXP;
+    else
+      return OP == R_ADD || OP == R_ADDSQ || OP == R_ADDEXP;
   } else {
     return true;
   }
 }
 
-template <typename T, typename A, int OP> cudaError_t r_go(const r_args &a) {
+template <typename T, typename A, int OP>
+cudaError_t r_go(const r_args &a) {
   if constexpr (!r_valid<T, A, OP>()) {
     return cudaErrorInvalidValue;
   } else {
     const T *x = (const T *)a.x;
     T *y = (T *)a.y;
     A init;
-    if constexpr (std::is_integral<A>::value) init = (A)a.init_i;
-    else init = (A)a.init_d;
+    if constexpr (std::is_integral<A>::value)
+      init = (A)a.init_i;
+    else
+      init = (A)a.init_d;
     if constexpr (!std::is_integral<T>::value) {
       if (!a.strided) {
         if (a.inner == 1 && a.r >= 32) {
@@ -215,23 +236,24 @@ template <typename T, typename A, int OP> cudaError_t r_go(const r_args &a) {
             const unsigned blocks = (unsigned)(a.outer < 65535 * 32 ? a.outer : 65535 * 32);
             red_rows_block<T, A, OP><<<blocks, threads, 0, a.s>>>(x, y, a.outer, a.r, init, a.fin);
           } else {
-            red_rows_warp<T, A, OP><<<k_blocks(a.outer * 32, 256), 256, 0, a.s>>>(x, y, a.outer, a.r,
-                                                                                   init, a.fin);
+            red_rows_warp<T, A, OP>
+                <<<k_blocks(a.outer * 32, 256), 256, 0, a.s>>>(x, y, a.outer, a.r, init, a.fin);
           }
         } else {
-          red_cols<T, A, OP><<<k_blocks(a.outer * a.inner, 256), 256, 0, a.s>>>(x, y, a.outer, a.r,
-                                                                                 a.inner, init, a.fin);
+          red_cols<T, A, OP><<<k_blocks(a.outer * a.inner, 256), 256, 0, a.s>>>(
+              x, y, a.outer, a.r, a.inner, init, a.fin);
         }
         return cudaGetLastError();
       }
     }
-    red_generic<T, A, OP><<<k_blocks(a.n_out, 256), 256, 0, a.s>>>(x, y, *a.g, a.n_out, a.count,
-                                                                    init, a.fin);
+    red_generic<T, A, OP>
+        <<<k_blocks(a.n_out, 256), 256, 0, a.s>>>(x, y, *a.g, a.n_out, a.count, init, a.fin);
     return cudaGetLastError();
   }
 }
 
-template <typename T, typename A> cudaError_t r_go_op(int op, const r_args &a) {
+template <typename T, typename A>
+cudaError_t r_go_op(int op, const r_args &a) {
   switch (op) {
     case R_ADD: return r_go<T, A, R_ADD>(a);
     case R_ADDSQ: return r_go<T, A, R_ADDSQ>(a);
@@ -255,25 +277,55 @@ void r_plan(int kind, bool is_int, int *op, int *fin, bool *dacc) {
   *dacc = false;
   switch (kind) {
     case K_RED_SUM: *op = R_ADD; break;
-    case K_RED_MEAN: *op = R_ADD; *fin = F_MEAN; break;
+    case K_RED_MEAN:
+      *op = R_ADD;
+      *fin = F_MEAN;
+      break;
     case K_RED_MAX: *op = R_MAX; break;
     case K_RED_MIN: *op = R_MIN; break;
     case K_RED_PROD: *op = R_MUL; break;
     case K_RED_L1: *op = R_ADDABS; break;
-    case K_RED_L2: *op = R_ADDSQ; *fin = F_SQRT; *dacc = is_int; break;
+    case K_RED_L2:
+      *op = R_ADDSQ;
+      *fin = F_SQRT;
+      *dacc = is_int;
+      break;
     case K_RED_SUMSQ: *op = R_ADDSQ; break;
-    case K_RED_LOGSUM: *op = R_ADD; *fin = F_LOG; *dacc = is_int; break;
-    default: *op = R_ADDEXP; *fin = F_LOGSHIFT; *dacc = is_int; break;
+    case K_RED_LOGSUM:
+      *op = R_ADD;
+      *fin = F_LOG;
+      *dacc = is_int;
+      break;
+    default:
+      *op = R_ADDEXP;
+      *fin = F_LOGSHIFT;
+      *dacc = is_int;
+      break;
   }
 }
 
 void r_int_limits(int dt, int64_t *lo, int64_t *hi) {
   switch (dt) {
-    case K_I8: *lo = INT8_MIN; *hi = INT8_MAX; break;
-    case K_U8: *lo = 0; *hi = UINT8_MAX; break;
-    case K_BOOL: *lo = 0; *hi = 1; break;
-    case K_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
-    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    case K_I8:
+      *lo = INT8_MIN;
+      *hi = INT8_MAX;
+      break;
+    case K_U8:
+      *lo = 0;
+      *hi = UINT8_MAX;
+      break;
+    case K_BOOL:
+      *lo = 0;
+      *hi = 1;
+      break;
+    case K_I32:
+      *lo = INT32_MIN;
+      *hi = INT32_MAX;
+      break;
+    default:
+      *lo = INT64_MIN;
+      *hi = INT64_MAX;
+      break;
   }
 }
 
@@ -312,7 +364,8 @@ extern "C" int k_reduce_supported(int dtype, int kind) {
 
 extern "C" cudaError_t k_reduce_strided(int dtype, int kind, const k_reduce_geom *g, const void *x,
                                         void *y, cudaStream_t stream) {
-  if (g->nk < 0 || g->nk > K_MAX_RANK || g->nr < 0 || g->nr > K_MAX_RANK) return cudaErrorInvalidValue;
+  if (g->nk < 0 || g->nk > K_MAX_RANK || g->nr < 0 || g->nr > K_MAX_RANK)
+    return cudaErrorInvalidValue;
   k_reduce_geom h = *g;
   int64_t n_out = 1, count = 1;
   for (int d = 0; d < h.nk; d++) n_out *= h.kd[d];

@@ -38,8 +38,8 @@ int k_reduce_supported(int dtype, int kind);
 
 /* x seen as C-ordered [outer, r, inner]; y[o * inner + i] reduces x[o, :, i].
  * r may be 0 (each output is the empty-set value). */
-cudaError_t k_reduce_3d(int dtype, int kind, int64_t outer, int64_t r, int64_t inner,
-                        const void *x, void *y, cudaStream_t stream);
+cudaError_t k_reduce_3d(int dtype, int kind, int64_t outer, int64_t r, int64_t inner, const void *x,
+                        void *y, cudaStream_t stream);
 
 /* General layout: the output is C-ordered over the kept dims kd[0..nk) (input
  * element strides ks); each output reduces the index space rd[0..nr) (input

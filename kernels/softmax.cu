@@ -10,7 +10,8 @@ namespace {
 
 // The shift of a row, as the CPU: its maximum, but 0 when that is -inf (an all -inf
 // row then gives NaN as the CPU does); +inf and NaN stay.
-template <typename A> __device__ __forceinline__ A sm_shift(A m) {
+template <typename A>
+__device__ __forceinline__ A sm_shift(A m) {
   return (isinf(m) && m < 0) ? (A)0 : m;
 }
 
@@ -55,7 +56,8 @@ __global__ void sm_rows_warp(const T *__restrict__ x, T *__restrict__ y, int64_t
 }
 
 template <typename T, typename A, bool LOG>
-__global__ void sm_rows_block(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t len) {
+__global__ void sm_rows_block(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
+                              int64_t len) {
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {  // uniform per block
     const T *p = x + row * len;
     T *q = y + row * len;
@@ -101,9 +103,12 @@ cudaError_t sm_launch(int64_t outer, int64_t len, int64_t inner, const void *xv,
   if (inner == 1 && len <= 1024) {
     const unsigned b = k_blocks(outer * 32, 256);
     const int l = (int)len;
-    if (len <= 128) sm_rows_warp<T, A, LOG, 4><<<b, 256, 0, s>>>(x, y, outer, l);
-    else if (len <= 512) sm_rows_warp<T, A, LOG, 16><<<b, 256, 0, s>>>(x, y, outer, l);
-    else sm_rows_warp<T, A, LOG, 32><<<b, 256, 0, s>>>(x, y, outer, l);
+    if (len <= 128)
+      sm_rows_warp<T, A, LOG, 4><<<b, 256, 0, s>>>(x, y, outer, l);
+    else if (len <= 512)
+      sm_rows_warp<T, A, LOG, 16><<<b, 256, 0, s>>>(x, y, outer, l);
+    else
+      sm_rows_warp<T, A, LOG, 32><<<b, 256, 0, s>>>(x, y, outer, l);
   } else if (inner == 1) {
     const unsigned b = (unsigned)(outer < 65535 * 32 ? outer : 65535 * 32);
     sm_rows_block<T, A, LOG><<<b, len >= 8192 ? 1024 : 512, 0, s>>>(x, y, outer, len);
@@ -126,7 +131,8 @@ cudaError_t sm_launch_log(int log_, int64_t outer, int64_t len, int64_t inner, c
 // total order, so partial results merge in any order: NaN first (lowest index),
 // then the value, then the index (lowest, or highest with select_last).
 template <typename A>
-__device__ __forceinline__ bool am_better(A v, int64_t i, A bv, int64_t bi, bool is_max, bool last) {
+__device__ __forceinline__ bool am_better(A v, int64_t i, A bv, int64_t bi, bool is_max,
+                                          bool last) {
   if (i < 0) return false;
   if (bi < 0) return true;
   const bool vn = k_isnan(v), bn = k_isnan(bv);
@@ -137,8 +143,8 @@ __device__ __forceinline__ bool am_better(A v, int64_t i, A bv, int64_t bi, bool
 }
 
 template <typename T, typename A>
-__global__ void am_cols(const T *__restrict__ x, int64_t *__restrict__ y, int64_t outer, int64_t len,
-                        int64_t inner, bool is_max, bool last) {
+__global__ void am_cols(const T *__restrict__ x, int64_t *__restrict__ y, int64_t outer,
+                        int64_t len, int64_t inner, bool is_max, bool last) {
   K_GRID_STRIDE(o, outer * inner) {
     const int64_t a = o / inner, b = o - a * inner;
     const T *p = x + a * len * inner + b;
@@ -192,7 +198,8 @@ cudaError_t am_launch(bool is_max, bool last, int64_t outer, int64_t len, int64_
   if (inner == 1 && len >= 64)
     am_rows_warp<T, A><<<k_blocks(outer * 32, 256), 256, 0, s>>>(x, y, outer, len, is_max, last);
   else
-    am_cols<T, A><<<k_blocks(outer * inner, 256), 256, 0, s>>>(x, y, outer, len, inner, is_max, last);
+    am_cols<T, A>
+        <<<k_blocks(outer * inner, 256), 256, 0, s>>>(x, y, outer, len, inner, is_max, last);
   return cudaGetLastError();
 }
 
@@ -210,8 +217,9 @@ extern "C" cudaError_t k_softmax(int dtype, int log_, int64_t outer, int64_t len
   }
 }
 
-extern "C" cudaError_t k_argminmax(int dtype, int is_max, int select_last, int64_t outer, int64_t len,
-                                   int64_t inner, const void *x, int64_t *y, cudaStream_t stream) {
+extern "C" cudaError_t k_argminmax(int dtype, int is_max, int select_last, int64_t outer,
+                                   int64_t len, int64_t inner, const void *x, int64_t *y,
+                                   cudaStream_t stream) {
   if (outer * inner <= 0) return cudaSuccess;
   if (len < 1) return cudaErrorInvalidValue;
   const bool mx = is_max != 0, last = select_last != 0;

@@ -17,8 +17,8 @@ extern "C" {
 
 /* y = softmax (log_ = 0) or log-softmax (log_ = 1) of x; y has x's dtype (float32,
  * float16, bfloat16, float64). */
-cudaError_t k_softmax(int dtype, int log_, int64_t outer, int64_t len, int64_t inner,
-                      const void *x, void *y, cudaStream_t stream);
+cudaError_t k_softmax(int dtype, int log_, int64_t outer, int64_t len, int64_t inner, const void *x,
+                      void *y, cudaStream_t stream);
 
 /* y[o * inner + i] = index along len of the max (is_max) / min of x[o, :, i];
  * len >= 1. Float types and every integer type but bool. */

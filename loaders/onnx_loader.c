@@ -185,6 +185,7 @@ static infer_status convert_node(loader *L, const Onnx__NodeProto *np, int index
   int ni = graph_add_node(g, (int)np->n_input, (int)np->n_output, (int)np->n_attribute);
   if (ni < 0) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory adding node %d", index);
   node *n = &g->nodes[ni];
+  n->model_index = index;
   const char *dom = (np->domain && strcmp(np->domain, "ai.onnx") != 0) ? np->domain : "";
   n->name = strdup(np->name ? np->name : "");
   n->op_type = strdup(np->op_type ? np->op_type : "");
@@ -198,8 +199,9 @@ static infer_status convert_node(loader *L, const Onnx__NodeProto *np, int index
                       index);
   n->opset = opset_for(g, dom);
   if (n->opset < 0)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "%s uses domain '%s', which the model does not "
-                      "import (opset_import)", desc, dom[0] ? dom : "ai.onnx");
+    return infer_fail(INFER_ERR_INVALID_MODEL, "node '%s' (%s, index %d) uses domain '%s', which "
+                      "the model does not import (opset_import)", n->name, n->op_type, index,
+                      dom[0] ? dom : "ai.onnx");
   node_describe(g, ni, desc, sizeof desc);
   for (size_t k = 0; k < np->n_input; k++) {
     n->inputs[k] = -1;
@@ -331,7 +333,7 @@ infer_status onnx_load_graph(const char *path, graph **out) {
   free(dir_copy);
   if (s != INFER_OK) {
     graph_release(L.g);
-    return infer_fail_prefix(s, "%s", path);
+    return s;
   }
   *out = L.g;
   return INFER_OK;

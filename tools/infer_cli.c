@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
    * Files bind by NAME= when given, else in the order of the model's inputs. */
   for (int i = 0; i < a.n_inputs; i++) {
     if ((s = infer_tensor_read_file(a.inputs[i].path, &inputs[i], &input_names[i])) != INFER_OK) {
-      rc = fail(s, a.inputs[i].path);
+      rc = fail(s, "input"); /* the message names the file */
       goto out;
     }
     if (a.inputs[i].name)
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
     const char *name;
     infer_engine_output_info(e, k, &name, NULL);
     if ((s = infer_tensor_read_file(a.refs[i].path, &ref, NULL)) != INFER_OK) {
-      rc = fail(s, a.refs[i].path);
+      rc = fail(s, "reference"); /* the message names the file */
       goto out;
     }
     infer_context_get_output(c, k, &got);

@@ -1,5 +1,6 @@
 /* cuda_engine.c: the build half of the CUDA backend: device choice, weights upload
  * in the run precision, per-step preparation and the device memory plan. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

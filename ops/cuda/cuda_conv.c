@@ -132,7 +132,7 @@ static infer_status conv_prepare(const cuda_exec *x, const node *n, const void *
     return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: the weights must be constant");
   if (n->n_inputs > 2 && in[2] && !in[2]->data)
     return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: the bias must be constant");
-  cudnnDataType_t dt;
+  cudnnDataType_t dt = CUDNN_DATA_FLOAT;
   TRY(data_type(X->dtype, &dt));
   win_attrs w;
   TRY(win_attrs_parse(n, "Conv", &w));
@@ -269,7 +269,7 @@ static infer_status convt_prepare(const cuda_exec *x, const node *n, const void 
   if (!W->data || (n->n_inputs > 2 && in[2] && !in[2]->data))
     return infer_fail(INFER_ERR_UNSUPPORTED,
                       "ConvTranspose on the GPU: weights and bias must be constant");
-  cudnnDataType_t dt;
+  cudnnDataType_t dt = CUDNN_DATA_FLOAT;
   TRY(data_type(X->dtype, &dt));
   win_attrs w;
   TRY(win_attrs_parse(n, "ConvTranspose", &w));

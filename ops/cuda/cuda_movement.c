@@ -24,13 +24,13 @@
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
-static infer_status new_state(size_t bytes, void **state, void **out) {
-  void *p = calloc(1, bytes);
-  if (!p) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
-  *state = p;
-  *out = p;
-  return INFER_OK;
-}
+/* Allocates the zeroed state *s of `bytes` and hands it to *state (the engine frees it). */
+#define NEW_STATE(s, bytes)                                                   \
+  do {                                                                        \
+    (s) = calloc(1, (bytes));                                                 \
+    if (!(s)) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");    \
+    *state = (s);                                                             \
+  } while (0)
 
 static infer_status elem_size_of(const char *op, const tensor *t, int64_t *es) {
   *es = (int64_t)infer_dtype_size(t->dtype);
@@ -114,11 +114,12 @@ static infer_status view_run(const cuda_exec *x, const node *n, const void *para
   return copy_bytes(x, in[0], out[0]);
 }
 
-static const cuda_op cuda_reshape = {"Reshape", view_prepare, view_run, NULL};
-static const cuda_op cuda_flatten = {"Flatten", view_prepare, view_run, NULL};
-static const cuda_op cuda_squeeze = {"Squeeze", view_prepare, view_run, NULL};
-static const cuda_op cuda_unsqueeze = {"Unsqueeze", view_prepare, view_run, NULL};
-static const cuda_op cuda_identity = {"Identity", view_prepare, view_run, NULL};
+static const cuda_op cuda_reshape = {.name = "Reshape", .prepare = view_prepare, .run = view_run};
+static const cuda_op cuda_flatten = {.name = "Flatten", .prepare = view_prepare, .run = view_run};
+static const cuda_op cuda_squeeze = {.name = "Squeeze", .prepare = view_prepare, .run = view_run};
+static const cuda_op cuda_unsqueeze = {.name = "Unsqueeze", .prepare = view_prepare,
+                                       .run = view_run};
+static const cuda_op cuda_identity = {.name = "Identity", .prepare = view_prepare, .run = view_run};
 
 /* ---- Dropout (inference: a copy, and a mask of ones) ------------------------------------ */
 
@@ -142,7 +143,7 @@ static infer_status dropout_prepare(const cuda_exec *x, const node *n, const voi
     if (*(const uint8_t *)t->data)
       return infer_fail(INFER_ERR_UNSUPPORTED, "Dropout: training_mode=true is not supported");
   }
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   if (n->n_outputs > 1 && out[1]) {
     int64_t es;
     TRY(elem_size_of("Dropout mask", out[1], &es));
@@ -165,7 +166,8 @@ static infer_status dropout_run(const cuda_exec *x, const node *n, const void *p
   return INFER_OK;
 }
 
-static const cuda_op cuda_dropout = {"Dropout", dropout_prepare, dropout_run, NULL};
+static const cuda_op cuda_dropout = {.name = "Dropout", .prepare = dropout_prepare,
+                                     .run = dropout_run};
 
 /* ---- Shape and Size: values known from shapes at prepare; a tiny kernel writes them ----- */
 
@@ -193,7 +195,7 @@ static infer_status shape_prepare(const cuda_exec *x, const node *n, const void 
   if (end - start > 8 || out[0]->dtype != INFER_DTYPE_INT64 ||
       dims_count(out[0]->rank, out[0]->dims) != end - start)
     return infer_fail(INFER_ERR_INTERNAL, "Shape on the GPU: unexpected output");
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   s->n = (int)(end - start);
   for (int64_t i = start; i < end; i++) s->v[i - start] = in[0]->dims[i];
   return INFER_OK;
@@ -205,7 +207,7 @@ static infer_status size_prepare(const cuda_exec *x, const node *n, const void *
   ints_state *s;
   if (out[0]->dtype != INFER_DTYPE_INT64)
     return infer_fail(INFER_ERR_INTERNAL, "Size on the GPU: unexpected output");
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   s->n = 1;
   s->v[0] = dims_count(in[0]->rank, in[0]->dims);
   return INFER_OK;
@@ -218,8 +220,8 @@ static infer_status ints_run(const cuda_exec *x, const node *n, const void *para
   return INFER_OK;
 }
 
-static const cuda_op cuda_shape = {"Shape", shape_prepare, ints_run, NULL};
-static const cuda_op cuda_size = {"Size", size_prepare, ints_run, NULL};
+static const cuda_op cuda_shape = {.name = "Shape", .prepare = shape_prepare, .run = ints_run};
+static const cuda_op cuda_size = {.name = "Size", .prepare = size_prepare, .run = ints_run};
 
 /* ---- Constant: the value converted to the storage dtype and kept on the device --------- */
 
@@ -248,7 +250,8 @@ static infer_status constant_prepare(const cuda_exec *x, const node *n, const vo
     src.dims[0] = a->n;
     src.data = a->ints;
   } else {
-    return infer_fail(INFER_ERR_UNSUPPORTED, "Constant on the GPU: this value form is not supported");
+    return infer_fail(INFER_ERR_UNSUPPORTED,
+                      "Constant on the GPU: this value form is not supported");
   }
   int64_t count = dims_count(src.rank, src.dims), es;
   TRY(elem_size_of("Constant", out[0], &es));
@@ -256,7 +259,7 @@ static infer_status constant_prepare(const cuda_exec *x, const node *n, const vo
       infer_dtype_size(src.dtype) == 0)
     return infer_fail(INFER_ERR_INTERNAL, "Constant on the GPU: value and output differ");
   dev_buf *b;
-  TRY(new_state(sizeof *b, state, (void **)&b));
+  NEW_STATE(b, sizeof *b);
   b->bytes = count * es;
   unsigned char *host = malloc((size_t)(b->bytes > 0 ? b->bytes : 1));
   if (!host) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
@@ -275,7 +278,8 @@ static infer_status constant_run(const cuda_exec *x, const node *n, const void *
   return INFER_OK;
 }
 
-static const cuda_op cuda_constant = {"Constant", constant_prepare, constant_run, dev_buf_release};
+static const cuda_op cuda_constant = {.name = "Constant", .prepare = constant_prepare,
+                                      .run = constant_run, .release = dev_buf_release};
 
 /* ---- ConstantOfShape: one element repeated ------------------------------------------------ */
 
@@ -293,7 +297,7 @@ static infer_status cos_prepare(const cuda_exec *x, const node *n, const void *p
   if (es > 8)
     return infer_fail(INFER_ERR_UNSUPPORTED, "ConstantOfShape on the GPU: dtype %s",
                       infer_dtype_name(out[0]->dtype));
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   s->es = (int)es;
   const attr *a = node_attr(n, "value");
   if (a && a->type == ATTR_TENSOR && a->t.data && dims_count(a->t.rank, a->t.dims) == 1 &&
@@ -313,7 +317,8 @@ static infer_status fill_run(const cuda_exec *x, const node *n, const void *para
   return INFER_OK;
 }
 
-static const cuda_op cuda_constant_of_shape = {"ConstantOfShape", cos_prepare, fill_run, NULL};
+static const cuda_op cuda_constant_of_shape = {.name = "ConstantOfShape", .prepare = cos_prepare,
+                                               .run = fill_run};
 
 /* ---- Range: start and delta read on the device; the count is the output shape ---------- */
 
@@ -335,7 +340,7 @@ static infer_status range_run(const cuda_exec *x, const node *n, const void *par
   return INFER_OK;
 }
 
-static const cuda_op cuda_range = {"Range", range_prepare, range_run, NULL};
+static const cuda_op cuda_range = {.name = "Range", .prepare = range_prepare, .run = range_run};
 
 /* ---- Expand and Tile: broadcast views of the input ------------------------------------ */
 
@@ -358,7 +363,7 @@ static infer_status expand_run(const cuda_exec *x, const node *n, const void *pa
   return INFER_OK;
 }
 
-static const cuda_op cuda_expand = {"Expand", es_prepare, expand_run, NULL};
+static const cuda_op cuda_expand = {.name = "Expand", .prepare = es_prepare, .run = expand_run};
 
 /* Output index r_i * d_i + j_i is the pair (r_i, j_i) with source strides (0, stride_i). */
 static infer_status tile_run(const cuda_exec *x, const node *n, const void *params,
@@ -378,7 +383,7 @@ static infer_status tile_run(const cuda_exec *x, const node *n, const void *para
   return INFER_OK;
 }
 
-static const cuda_op cuda_tile = {"Tile", es_prepare, tile_run, NULL};
+static const cuda_op cuda_tile = {.name = "Tile", .prepare = es_prepare, .run = tile_run};
 
 /* ---- Transpose ------------------------------------------------------------------------------ */
 
@@ -396,7 +401,7 @@ static infer_status transpose_prepare(const cuda_exec *x, const node *n, const v
   bool seen[INFER_MAX_RANK] = {false};
   TRY(elem_size_of("Transpose", in[0], &es));
   TRY(attr_get_ints(n, "perm", &v, &count));
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   if (count < 0) {
     for (int i = 0; i < r; i++) s->perm[i] = r - 1 - i;
     return INFER_OK;
@@ -424,7 +429,8 @@ static infer_status transpose_run(const cuda_exec *x, const node *n, const void 
   return INFER_OK;
 }
 
-static const cuda_op cuda_transpose = {"Transpose", transpose_prepare, transpose_run, NULL};
+static const cuda_op cuda_transpose = {.name = "Transpose", .prepare = transpose_prepare,
+                                       .run = transpose_run};
 
 /* ---- Concat: one strided copy per input into its slice of the output ------------------ */
 
@@ -439,7 +445,7 @@ static infer_status concat_prepare(const cuda_exec *x, const node *n, const void
   int64_t axis, es;
   TRY(elem_size_of("Concat", out[0], &es));
   TRY(attr_get_int(n, "axis", 1, &axis));
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   TRY(axis_normalize(axis, out[0]->rank, "Concat axis", &s->axis));
   for (int k = 0; k < n->n_inputs; k++)
     if (!in[k] || in[k]->dtype != out[0]->dtype)
@@ -467,7 +473,7 @@ static infer_status concat_run(const cuda_exec *x, const node *n, const void *pa
   return INFER_OK;
 }
 
-static const cuda_op cuda_concat = {"Concat", concat_prepare, concat_run, NULL};
+static const cuda_op cuda_concat = {.name = "Concat", .prepare = concat_prepare, .run = concat_run};
 
 /* ---- Split: one strided copy per output from its slice of the input ------------------- */
 
@@ -485,7 +491,7 @@ static infer_status split_prepare(const cuda_exec *x, const node *n, const void 
   const int64_t *list;
   const tensor *t = in[0];
   TRY(elem_size_of("Split", t, &es));
-  TRY(new_state(sizeof *s + sizeof(int64_t) * (size_t)outs, state, (void **)&s));
+  NEW_STATE(s, sizeof *s + sizeof(int64_t) * (size_t)outs);
   s->n = outs;
   TRY(attr_get_int(n, "axis", 0, &axis));
   TRY(attr_get_int(n, "num_outputs", 0, &num_outputs));
@@ -512,7 +518,8 @@ static infer_status split_prepare(const cuda_exec *x, const node *n, const void 
   }
   for (int k = 0; k < outs; k++) {
     if (s->size[k] < 0 || (out[k] && out[k]->dims[s->axis] != s->size[k]))
-      return infer_fail(INFER_ERR_INTERNAL, "Split on the GPU: output %d has an unexpected size", k);
+      return infer_fail(INFER_ERR_INTERNAL, "Split on the GPU: output %d has an unexpected size",
+                        k);
     total += s->size[k];
   }
   if (total != dim)
@@ -541,7 +548,7 @@ static infer_status split_run(const cuda_exec *x, const node *n, const void *par
   return INFER_OK;
 }
 
-static const cuda_op cuda_split = {"Split", split_prepare, split_run, NULL};
+static const cuda_op cuda_split = {.name = "Split", .prepare = split_prepare, .run = split_run};
 
 /* ---- Slice: a view with per-axis start and step (the CPU's plan, made once) ----------- */
 
@@ -574,7 +581,7 @@ static infer_status slice_prepare(const cuda_exec *x, const node *n, const void 
   int64_t start[INFER_MAX_RANK], step[INFER_MAX_RANK], own[INFER_MAX_RANK];
   bool seen[INFER_MAX_RANK] = {false};
   TRY(elem_size_of("Slice", t, &es));
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   if (n->opset < 10) {
     const int64_t *a, *b, *c;
     TRY(attr_get_ints(n, "starts", &a, &ns));
@@ -646,7 +653,7 @@ static infer_status slice_run(const cuda_exec *x, const node *n, const void *par
   return INFER_OK;
 }
 
-static const cuda_op cuda_slice = {"Slice", slice_prepare, slice_run, NULL};
+static const cuda_op cuda_slice = {.name = "Slice", .prepare = slice_prepare, .run = slice_run};
 
 /* ---- Gather and GatherElements ----------------------------------------------------------- */
 
@@ -655,7 +662,8 @@ static infer_status gather_common(const node *n, const tensor *const *in, int *a
   TRY(elem_size_of(n->op_type, in[0], &es));
   if (in[1]->dtype != INFER_DTYPE_INT64 && in[1]->dtype != INFER_DTYPE_INT32)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: indices must be int32 or int64", n->op_type);
-  if (in[0]->rank == 0) return infer_fail(INFER_ERR_INVALID_MODEL, "%s: data is a scalar", n->op_type);
+  if (in[0]->rank == 0)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: data is a scalar", n->op_type);
   TRY(attr_get_int(n, "axis", 0, &a));
   return axis_normalize(a, in[0]->rank, "axis", axis);
 }
@@ -664,7 +672,7 @@ static infer_status gather_prepare(const cuda_exec *x, const node *n, const void
                                    const tensor *const *in, const tensor *const *host_in,
                                    tensor *const *out, void **state, int64_t *ws_bytes) {
   axis_state *s;
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   return gather_common(n, in, &s->axis);
 }
 
@@ -679,13 +687,13 @@ static infer_status gather_run(const cuda_exec *x, const node *n, const void *pa
   return INFER_OK;
 }
 
-static const cuda_op cuda_gather = {"Gather", gather_prepare, gather_run, NULL};
+static const cuda_op cuda_gather = {.name = "Gather", .prepare = gather_prepare, .run = gather_run};
 
 static infer_status gather_elements_prepare(const cuda_exec *x, const node *n, const void *params,
                                             const tensor *const *in, const tensor *const *host_in,
                                             tensor *const *out, void **state, int64_t *ws_bytes) {
   axis_state *s;
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   TRY(gather_common(n, in, &s->axis));
   if (infer_dtype_size(in[0]->dtype) > 8 || in[1]->rank != in[0]->rank)
     return infer_fail(INFER_ERR_UNSUPPORTED, "GatherElements on the GPU: unsupported shapes/dtype");
@@ -705,8 +713,9 @@ static infer_status gather_elements_run(const cuda_exec *x, const node *n, const
   return INFER_OK;
 }
 
-static const cuda_op cuda_gather_elements = {"GatherElements", gather_elements_prepare,
-                                             gather_elements_run, NULL};
+static const cuda_op cuda_gather_elements = {.name = "GatherElements",
+                                             .prepare = gather_elements_prepare,
+                                             .run = gather_elements_run};
 
 /* ---- Trilu: k (optional input) is read on the device ------------------------------------- */
 
@@ -726,7 +735,7 @@ static infer_status trilu_prepare(const cuda_exec *x, const node *n, const void 
       (in[1]->dtype != INFER_DTYPE_INT64 || dims_count(in[1]->rank, in[1]->dims) != 1))
     return infer_fail(INFER_ERR_INVALID_MODEL, "Trilu: k must be one int64");
   TRY(attr_get_int(n, "upper", 1, &upper));
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   s->upper = upper != 0;
   return INFER_OK;
 }
@@ -742,7 +751,7 @@ static infer_status trilu_run(const cuda_exec *x, const node *n, const void *par
   return INFER_OK;
 }
 
-static const cuda_op cuda_trilu = {"Trilu", trilu_prepare, trilu_run, NULL};
+static const cuda_op cuda_trilu = {.name = "Trilu", .prepare = trilu_prepare, .run = trilu_run};
 
 /* ---- Pad: pads resolved at prepare (crop first, then extend, as the CPU) ------------------ */
 
@@ -762,8 +771,10 @@ static infer_status pad_prepare(const cuda_exec *x, const node *n, const void *p
   int r = t->rank, np, axes_n = r, axes[INFER_MAX_RANK];
   int64_t es, pads[2 * INFER_MAX_RANK], b[INFER_MAX_RANK], e[INFER_MAX_RANK];
   TRY(elem_size_of("Pad", t, &es));
-  if (es > 8) return infer_fail(INFER_ERR_UNSUPPORTED, "Pad on the GPU: dtype %s", infer_dtype_name(t->dtype));
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  if (es > 8)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Pad on the GPU: dtype %s is not supported",
+                      infer_dtype_name(t->dtype));
+  NEW_STATE(s, sizeof *s);
   s->es = (int)es;
   s->rank = r;
   TRY(attr_get_string(n, "mode", "constant", &mode));
@@ -842,7 +853,7 @@ static infer_status pad_run(const cuda_exec *x, const node *n, const void *param
   return INFER_OK;
 }
 
-static const cuda_op cuda_pad = {"Pad", pad_prepare, pad_run, NULL};
+static const cuda_op cuda_pad = {.name = "Pad", .prepare = pad_prepare, .run = pad_run};
 
 /* ---- Resize ----------------------------------------------------------------------------------
  * The plan (output size, scales, ROI) and every coordinate mapping are the CPU's
@@ -1251,7 +1262,7 @@ static infer_status resize_prepare(const cuda_exec *x, const node *n, const void
   if (es > 8 || t->dtype == INFER_DTYPE_BOOL)
     return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: dtype %s is not supported",
                       infer_dtype_name(t->dtype));
-  TRY(new_state(sizeof *s, state, (void **)&s));
+  NEW_STATE(s, sizeof *s);
   TRY(gr_parse(n, &p));
   TRY(gr_plan_make(n, &p, in, host_in, &pl));
   if (!dims_equal(out[0]->rank, out[0]->dims, pl.rank, pl.out))
@@ -1324,7 +1335,8 @@ static infer_status resize_run(const cuda_exec *x, const node *n, const void *pa
   return INFER_OK;
 }
 
-static const cuda_op cuda_resize = {"Resize", resize_prepare, resize_run, resize_release};
+static const cuda_op cuda_resize = {.name = "Resize", .prepare = resize_prepare, .run = resize_run,
+                                    .release = resize_release};
 
 /* ---- the family (the shape ops are listed here too) ------------------------------------- */
 

@@ -21,9 +21,9 @@ static int64_t round_up_256(int64_t b) { return (b + 255) / 256 * 256; }
 typedef struct bn_state {
   int64_t n, c, s;
   double eps;
-  int param_dt;   /* K_F32, or K_F64 for float64 data */
-  int64_t esz;    /* bytes of one parameter element */
-  void *dev;      /* scale[c] then shift[c] (constant parameters), or NULL */
+  int param_dt; /* K_F32, or K_F64 for float64 data */
+  int64_t esz;  /* bytes of one parameter element */
+  void *dev;    /* scale[c] then shift[c] (constant parameters), or NULL */
 } bn_state;
 
 static void bn_release(void *p) {
@@ -38,17 +38,20 @@ static infer_status bn_prepare(const cuda_exec *x, const node *n, const void *pa
                                tensor *const *out, void **state, int64_t *ws_bytes) {
   const tensor *X = in[0];
   if (!dtype_is_float(X->dtype))
-    return infer_fail(INFER_ERR_UNSUPPORTED, "BatchNormalization on the GPU: dtype %s is not supported",
+    return infer_fail(INFER_ERR_UNSUPPORTED,
+                      "BatchNormalization on the GPU: dtype %s is not supported",
                       infer_dtype_name(X->dtype));
   for (int k = 1; k < n->n_outputs; k++)
     if (out[k])
-      return infer_fail(INFER_ERR_UNSUPPORTED,
-                        "BatchNormalization on the GPU: output %d (training statistics) is not supported", k);
+      return infer_fail(
+          INFER_ERR_UNSUPPORTED,
+          "BatchNormalization on the GPU: output %d (training statistics) is not supported", k);
   float eps;
   TRY(attr_get_float(n, "epsilon", 1e-5f, &eps));
   bn_state tmp;
   memset(&tmp, 0, sizeof tmp);
-  if (X->rank < 1) return infer_fail(INFER_ERR_INVALID_MODEL, "BatchNormalization: X must have rank >= 1");
+  if (X->rank < 1)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "BatchNormalization: X must have rank >= 1");
   tmp.n = X->dims[0];
   tmp.c = X->rank == 1 ? 1 : X->dims[1];
   tmp.s = X->rank <= 2 ? 1 : dims_count(X->rank - 2, X->dims + 2);
@@ -101,8 +104,8 @@ static infer_status bn_prepare(const cuda_exec *x, const node *n, const void *pa
   return INFER_OK;
 }
 
-static infer_status bn_run(const cuda_exec *x, const node *n, const void *params,
-                           const void *state, const tensor *const *in, tensor *const *out) {
+static infer_status bn_run(const cuda_exec *x, const node *n, const void *params, const void *state,
+                           const tensor *const *in, tensor *const *out) {
   const bn_state *s = state;
   cudaStream_t st = (cudaStream_t)x->stream;
   if (s->n * s->c * s->s == 0) return INFER_OK;
@@ -114,12 +117,13 @@ static infer_status bn_run(const cuda_exec *x, const node *n, const void *params
     char *ws = x->ws;
     scale = ws;
     shift = ws + round_up_256(s->c * s->esz);
-    CUDA_LAUNCH_TRY(k_bn_params(s->c, (int)in[1]->dtype, in[1]->data, (int)in[2]->dtype, in[2]->data,
-                                (int)in[3]->dtype, in[3]->data, (int)in[4]->dtype, in[4]->data,
-                                s->eps, s->param_dt, (void *)scale, (void *)shift, st));
+    CUDA_LAUNCH_TRY(k_bn_params(s->c, (int)in[1]->dtype, in[1]->data, (int)in[2]->dtype,
+                                in[2]->data, (int)in[3]->dtype, in[3]->data, (int)in[4]->dtype,
+                                in[4]->data, s->eps, s->param_dt, (void *)scale, (void *)shift,
+                                st));
   }
-  CUDA_LAUNCH_TRY(k_bn_apply((int)in[0]->dtype, s->n, s->c, s->s, in[0]->data, out[0]->data, scale,
-                             shift, st));
+  CUDA_LAUNCH_TRY(
+      k_bn_apply((int)in[0]->dtype, s->n, s->c, s->s, in[0]->data, out[0]->data, scale, shift, st));
   return INFER_OK;
 }
 
@@ -292,19 +296,23 @@ static infer_status rmsnorm_prepare(const cuda_exec *x, const node *n, const voi
 static infer_status rows_run(const cuda_exec *x, const node *n, const void *params,
                              const void *state, const tensor *const *in, tensor *const *out) {
   const rows_state *s = state;
-  CUDA_LAUNCH_TRY(k_norm_rows((int)in[0]->dtype, s->rows, s->len, in[0]->data, out[0]->data,
-                              in[1]->data, &s->sa, s->has_bias ? in[2]->data : NULL, &s->ba,
-                              s->mean_dt, s->has_mean ? out[1]->data : NULL, s->inv_dt,
-                              s->has_inv ? out[2]->data : NULL, s->eps, s->rms,
-                              (cudaStream_t)x->stream));
+  CUDA_LAUNCH_TRY(k_norm_rows(
+      (int)in[0]->dtype, s->rows, s->len, in[0]->data, out[0]->data, in[1]->data, &s->sa,
+      s->has_bias ? in[2]->data : NULL, &s->ba, s->mean_dt, s->has_mean ? out[1]->data : NULL,
+      s->inv_dt, s->has_inv ? out[2]->data : NULL, s->eps, s->rms, (cudaStream_t)x->stream));
   return INFER_OK;
 }
 
-static const cuda_op cuda_batchnorm = {"BatchNormalization", bn_prepare, bn_run, bn_release};
-static const cuda_op cuda_instnorm = {"InstanceNormalization", instnorm_prepare, rows_run, NULL};
-static const cuda_op cuda_groupnorm = {"GroupNormalization", groupnorm_prepare, rows_run, NULL};
-static const cuda_op cuda_layernorm = {"LayerNormalization", layernorm_prepare, rows_run, NULL};
-static const cuda_op cuda_rmsnorm = {"RMSNormalization", rmsnorm_prepare, rows_run, NULL};
+static const cuda_op cuda_batchnorm = {
+    .name = "BatchNormalization", .prepare = bn_prepare, .run = bn_run, .release = bn_release};
+static const cuda_op cuda_instnorm = {
+    .name = "InstanceNormalization", .prepare = instnorm_prepare, .run = rows_run};
+static const cuda_op cuda_groupnorm = {
+    .name = "GroupNormalization", .prepare = groupnorm_prepare, .run = rows_run};
+static const cuda_op cuda_layernorm = {
+    .name = "LayerNormalization", .prepare = layernorm_prepare, .run = rows_run};
+static const cuda_op cuda_rmsnorm = {
+    .name = "RMSNormalization", .prepare = rmsnorm_prepare, .run = rows_run};
 
 const cuda_op *const cuda_ops_norm[] = {&cuda_batchnorm, &cuda_instnorm, &cuda_groupnorm,
-                                        &cuda_layernorm, &cuda_rmsnorm, NULL};
+                                        &cuda_layernorm, &cuda_rmsnorm,  NULL};

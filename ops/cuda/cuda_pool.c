@@ -42,8 +42,9 @@ static infer_status pool_prepare(const char *op, bool is_max, const node *n,
   win_attrs w;
   TRY(win_attrs_parse(n, op, &w));
   if (w.n_kernel != nsp)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: kernel_shape has %d entries, the input %d spatial dims",
-                      op, w.n_kernel, nsp);
+    return infer_fail(INFER_ERR_INVALID_MODEL,
+                      "%s: kernel_shape has %d entries, the input %d spatial dims", op, w.n_kernel,
+                      nsp);
   int64_t ceil_mode, include_pad = 0, storage_order = 0;
   TRY(attr_get_int(n, "ceil_mode", 0, &ceil_mode));
   if (is_max)
@@ -54,8 +55,9 @@ static infer_status pool_prepare(const char *op, bool is_max, const node *n,
   TRY(win_geom_forward(&w, nsp, x->dims + 2, w.kernel, ceil_mode != 0, op, &g));
   for (int i = 0; i < nsp; i++)
     if (out[0]->dims[2 + i] != g.out[3 - nsp + i])
-      return infer_fail(INFER_ERR_INTERNAL, "%s on the GPU: output dim %d is %lld, the geometry gives %lld",
-                        op, 2 + i, (long long)out[0]->dims[2 + i], (long long)g.out[3 - nsp + i]);
+      return infer_fail(INFER_ERR_INTERNAL,
+                        "%s on the GPU: output dim %d is %lld, the geometry gives %lld", op, 2 + i,
+                        (long long)out[0]->dims[2 + i], (long long)g.out[3 - nsp + i]);
   pool_state *s = calloc(1, sizeof *s);
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   for (int j = 0; j < 3; j++) {
@@ -146,7 +148,8 @@ static infer_status global_run(const cuda_exec *x, const node *n, const void *pa
   const global_state *s = state;
   if (s->planes == 0) return INFER_OK;
   if (s->size == 0 && !s->is_max) { /* the CPU's mean of an empty plane is 0 */
-    CUDA_TRY(cudaMemsetAsync(out[0]->data, 0, (size_t)tensor_nbytes(out[0]), (cudaStream_t)x->stream));
+    CUDA_TRY(
+        cudaMemsetAsync(out[0]->data, 0, (size_t)tensor_nbytes(out[0]), (cudaStream_t)x->stream));
     return INFER_OK;
   }
   CUDA_LAUNCH_TRY(k_reduce_3d((int)in[0]->dtype, s->is_max ? K_RED_MAX : K_RED_MEAN, s->planes,
@@ -194,11 +197,15 @@ static infer_status lrn_run(const cuda_exec *x, const node *n, const void *param
   return INFER_OK;
 }
 
-static const cuda_op cuda_maxpool = {"MaxPool", maxpool_prepare, maxpool_run, NULL};
-static const cuda_op cuda_avgpool = {"AveragePool", avgpool_prepare, avgpool_run, NULL};
-static const cuda_op cuda_gap = {"GlobalAveragePool", gap_prepare, global_run, NULL};
-static const cuda_op cuda_gmp = {"GlobalMaxPool", gmp_prepare, global_run, NULL};
-static const cuda_op cuda_lrn = {"LRN", lrn_prepare, lrn_run, NULL};
+static const cuda_op cuda_maxpool = {
+    .name = "MaxPool", .prepare = maxpool_prepare, .run = maxpool_run};
+static const cuda_op cuda_avgpool = {
+    .name = "AveragePool", .prepare = avgpool_prepare, .run = avgpool_run};
+static const cuda_op cuda_gap = {
+    .name = "GlobalAveragePool", .prepare = gap_prepare, .run = global_run};
+static const cuda_op cuda_gmp = {
+    .name = "GlobalMaxPool", .prepare = gmp_prepare, .run = global_run};
+static const cuda_op cuda_lrn = {.name = "LRN", .prepare = lrn_prepare, .run = lrn_run};
 
-const cuda_op *const cuda_ops_pool[] = {&cuda_maxpool, &cuda_avgpool, &cuda_gap, &cuda_gmp,
-                                        &cuda_lrn, NULL};
+const cuda_op *const cuda_ops_pool[] = {&cuda_maxpool, &cuda_avgpool, &cuda_gap,
+                                        &cuda_gmp,     &cuda_lrn,     NULL};

@@ -21,11 +21,11 @@ static const struct {
   int kind;
   int input_axes_since; /* opset where axes moved from attribute to input */
 } red_table[] = {
-    {"ReduceSum", K_RED_SUM, 13},          {"ReduceMean", K_RED_MEAN, 18},
-    {"ReduceMax", K_RED_MAX, 18},          {"ReduceMin", K_RED_MIN, 18},
-    {"ReduceProd", K_RED_PROD, 18},        {"ReduceL1", K_RED_L1, 18},
-    {"ReduceL2", K_RED_L2, 18},            {"ReduceSumSquare", K_RED_SUMSQ, 18},
-    {"ReduceLogSum", K_RED_LOGSUM, 18},    {"ReduceLogSumExp", K_RED_LOGSUMEXP, 18},
+    {"ReduceSum", K_RED_SUM, 13},       {"ReduceMean", K_RED_MEAN, 18},
+    {"ReduceMax", K_RED_MAX, 18},       {"ReduceMin", K_RED_MIN, 18},
+    {"ReduceProd", K_RED_PROD, 18},     {"ReduceL1", K_RED_L1, 18},
+    {"ReduceL2", K_RED_L2, 18},         {"ReduceSumSquare", K_RED_SUMSQ, 18},
+    {"ReduceLogSum", K_RED_LOGSUM, 18}, {"ReduceLogSumExp", K_RED_LOGSUMEXP, 18},
 };
 enum { RED_OPS = sizeof red_table / sizeof red_table[0] };
 
@@ -47,8 +47,8 @@ static infer_status red_axes(const node *n, int split, const tensor *const *in,
     TRY(attr_get_int(n, "noop_with_empty_axes", 0, &noop));
     if (n->n_inputs > 1 && in[1]) {
       if (!host_in[1])
-        return infer_fail(INFER_ERR_UNSUPPORTED,
-                          "%s on the GPU: the axes input must be a constant", n->op_type);
+        return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: the axes input must be a constant",
+                          n->op_type);
       TRY(tensor_read_ints(host_in[1], "axes", axes, INFER_MAX_RANK, &count));
     }
   } else {
@@ -77,7 +77,8 @@ static infer_status red_prepare(const cuda_exec *x, const node *n, const void *p
                                 tensor *const *out, void **state, int64_t *ws_bytes) {
   int k = 0;
   while (k < RED_OPS && strcmp(red_table[k].name, n->op_type) != 0) k++;
-  if (k == RED_OPS) return infer_fail(INFER_ERR_INTERNAL, "reduce on the GPU: unknown op %s", n->op_type);
+  if (k == RED_OPS)
+    return infer_fail(INFER_ERR_INTERNAL, "reduce on the GPU: unknown op %s", n->op_type);
   const tensor *X = in[0];
   red_state s;
   memset(&s, 0, sizeof s);
@@ -91,12 +92,15 @@ static infer_status red_prepare(const cuda_exec *x, const node *n, const void *p
   int64_t total_out = dims_count(out[0]->rank, out[0]->dims);
   int64_t kept = 1, count = 1;
   for (int i = 0; i < X->rank; i++) {
-    if (mask[i]) count *= X->dims[i];
-    else kept *= X->dims[i];
+    if (mask[i])
+      count *= X->dims[i];
+    else
+      kept *= X->dims[i];
   }
   if (kept != total_out)
-    return infer_fail(INFER_ERR_INTERNAL, "%s on the GPU: %lld outputs expected, the shape has %lld",
-                      n->op_type, (long long)kept, (long long)total_out);
+    return infer_fail(INFER_ERR_INTERNAL,
+                      "%s on the GPU: %lld outputs expected, the shape has %lld", n->op_type,
+                      (long long)kept, (long long)total_out);
   red_state *p = malloc(sizeof *p);
   if (!p) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   if (total_out == 0) {
@@ -158,7 +162,8 @@ static infer_status red_run(const cuda_exec *x, const node *n, const void *param
   if (s->nothing) return INFER_OK;
   cudaStream_t st = (cudaStream_t)x->stream;
   if (s->strided)
-    CUDA_LAUNCH_TRY(k_reduce_strided((int)in[0]->dtype, s->kind, &s->g, in[0]->data, out[0]->data, st));
+    CUDA_LAUNCH_TRY(
+        k_reduce_strided((int)in[0]->dtype, s->kind, &s->g, in[0]->data, out[0]->data, st));
   else
     CUDA_LAUNCH_TRY(k_reduce_3d((int)in[0]->dtype, s->kind, s->outer, s->r, s->inner, in[0]->data,
                                 out[0]->data, st));
@@ -189,7 +194,8 @@ static infer_status arg_prepare(const cuda_exec *x, const node *n, const void *p
       !(dtype_is_unsigned_int(dt) && dt != INFER_DTYPE_BOOL))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", n->op_type,
                       infer_dtype_name(dt));
-  if (X->rank < 1) return infer_fail(INFER_ERR_INVALID_MODEL, "%s: the input must have rank >= 1", n->op_type);
+  if (X->rank < 1)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: the input must have rank >= 1", n->op_type);
   int64_t axis_attr, last;
   TRY(attr_get_int(n, "axis", 0, &axis_attr));
   TRY(attr_get_int(n, "select_last_index", 0, &last));
@@ -258,7 +264,8 @@ static infer_status softmax_run(const cuda_exec *x, const node *n, const void *p
   return INFER_OK;
 }
 
-#define RED_OP(sym, opname) static const cuda_op sym = {opname, red_prepare, red_run, NULL}
+#define RED_OP(sym, opname) \
+  static const cuda_op sym = {.name = opname, .prepare = red_prepare, .run = red_run}
 RED_OP(cuda_reduce_sum, "ReduceSum");
 RED_OP(cuda_reduce_mean, "ReduceMean");
 RED_OP(cuda_reduce_max, "ReduceMax");
@@ -270,13 +277,16 @@ RED_OP(cuda_reduce_sumsq, "ReduceSumSquare");
 RED_OP(cuda_reduce_logsum, "ReduceLogSum");
 RED_OP(cuda_reduce_logsumexp, "ReduceLogSumExp");
 #undef RED_OP
-static const cuda_op cuda_argmax = {"ArgMax", arg_prepare, arg_run, NULL};
-static const cuda_op cuda_argmin = {"ArgMin", arg_prepare, arg_run, NULL};
-static const cuda_op cuda_softmax = {"Softmax", softmax_prepare, softmax_run, NULL};
-static const cuda_op cuda_logsoftmax = {"LogSoftmax", softmax_prepare, softmax_run, NULL};
+static const cuda_op cuda_argmax = {.name = "ArgMax", .prepare = arg_prepare, .run = arg_run};
+static const cuda_op cuda_argmin = {.name = "ArgMin", .prepare = arg_prepare, .run = arg_run};
+static const cuda_op cuda_softmax = {
+    .name = "Softmax", .prepare = softmax_prepare, .run = softmax_run};
+static const cuda_op cuda_logsoftmax = {
+    .name = "LogSoftmax", .prepare = softmax_prepare, .run = softmax_run};
 
 const cuda_op *const cuda_ops_reduce[] = {
-    &cuda_reduce_sum,    &cuda_reduce_mean,   &cuda_reduce_max,      &cuda_reduce_min,
-    &cuda_reduce_prod,   &cuda_reduce_l1,     &cuda_reduce_l2,       &cuda_reduce_sumsq,
-    &cuda_reduce_logsum, &cuda_reduce_logsumexp, &cuda_argmax,       &cuda_argmin,
-    &cuda_softmax,       &cuda_logsoftmax,    NULL};
+    &cuda_reduce_sum,       &cuda_reduce_mean,  &cuda_reduce_max,
+    &cuda_reduce_min,       &cuda_reduce_prod,  &cuda_reduce_l1,
+    &cuda_reduce_l2,        &cuda_reduce_sumsq, &cuda_reduce_logsum,
+    &cuda_reduce_logsumexp, &cuda_argmax,       &cuda_argmin,
+    &cuda_softmax,          &cuda_logsoftmax,   NULL};
