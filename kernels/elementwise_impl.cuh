@@ -201,9 +201,40 @@ __global__ void k_ew_zip(F f, const T *a, const T *b, O *y, int64_t n, int sa, i
   for (int64_t i = done + start; i < n; i += step) y[i] = f(a[sa ? 0 : i], b[sb ? 0 : i]);
 }
 
+// General broadcast. `vec`: the innermost dim is a multiple of K_EW_VEC and every
+// pointer walked along it (stride 1; an input's innermost stride is always 0 or 1)
+// is aligned, so each thread does K_EW_VEC neighbours with one offset computation.
 template <class F, typename T, typename O, typename I>
-__global__ void k_ew_zip_bcast(F f, const T *a, const T *b, O *y, k_ew_dgeom<I, 2> g, int64_t n) {
+__global__ void k_ew_zip_bcast(F f, const T *a, const T *b, O *y, k_ew_dgeom<I, 2> g, int64_t n,
+                               int vec, int a_inner, int b_inner) {
   f.init();
+  if (vec) {
+    int64_t nq = n / K_EW_VEC;
+    K_GRID_STRIDE(q, nq) {
+      I off[2];
+      k_ew_offsets<I, 2>(g, (I)(q * K_EW_VEC), off);
+      k_vec<T, K_EW_VEC> va, vb;
+      if (a_inner) {
+        va = *(const k_vec<T, K_EW_VEC> *)(a + off[0]);
+      } else {
+        T s = a[off[0]];
+#pragma unroll
+        for (int j = 0; j < K_EW_VEC; j++) va.v[j] = s;
+      }
+      if (b_inner) {
+        vb = *(const k_vec<T, K_EW_VEC> *)(b + off[1]);
+      } else {
+        T s = b[off[1]];
+#pragma unroll
+        for (int j = 0; j < K_EW_VEC; j++) vb.v[j] = s;
+      }
+      k_vec<O, K_EW_VEC> r;
+#pragma unroll
+      for (int j = 0; j < K_EW_VEC; j++) r.v[j] = f(va.v[j], vb.v[j]);
+      ((k_vec<O, K_EW_VEC> *)y)[q] = r;
+    }
+    return;
+  }
   K_GRID_STRIDE(i, n) {
     I off[2];
     k_ew_offsets<I, 2>(g, (I)i, off);
@@ -223,12 +254,21 @@ static cudaError_t k_ew_zip_launch(const F &f, const void *a, const void *b, voi
     int64_t work = vec ? n / K_EW_VEC + K_EW_VEC : n;
     k_ew_zip<F, T, O><<<k_ew_blocks(work), K_EW_THREADS, 0, s>>>(f, (const T *)a, (const T *)b,
                                                                   (O *)y, n, sa, sb, vec);
-  } else if (k_ew_small(g)) {
-    k_ew_zip_bcast<F, T, O, uint32_t><<<k_ew_blocks(n), K_EW_THREADS, 0, s>>>(
-        f, (const T *)a, (const T *)b, (O *)y, k_ew_dgeom_of<uint32_t, 2>(g), n);
   } else {
-    k_ew_zip_bcast<F, T, O, int64_t><<<k_ew_blocks(n), K_EW_THREADS, 0, s>>>(
-        f, (const T *)a, (const T *)b, (O *)y, k_ew_dgeom_of<int64_t, 2>(g), n);
+    int r = g->rank - 1;
+    int a_inner = g->strides[0][r] != 0, b_inner = g->strides[1][r] != 0;
+    int vec = g->dims[r] % K_EW_VEC == 0 && (!a_inner || k_aligned(a, sizeof(T) * K_EW_VEC)) &&
+              (!b_inner || k_aligned(b, sizeof(T) * K_EW_VEC)) &&
+              k_aligned(y, sizeof(O) * K_EW_VEC);
+    unsigned blocks = k_ew_blocks(vec ? n / K_EW_VEC : n);
+    if (k_ew_small(g))
+      k_ew_zip_bcast<F, T, O, uint32_t><<<blocks, K_EW_THREADS, 0, s>>>(
+          f, (const T *)a, (const T *)b, (O *)y, k_ew_dgeom_of<uint32_t, 2>(g), n, vec, a_inner,
+          b_inner);
+    else
+      k_ew_zip_bcast<F, T, O, int64_t><<<blocks, K_EW_THREADS, 0, s>>>(
+          f, (const T *)a, (const T *)b, (O *)y, k_ew_dgeom_of<int64_t, 2>(g), n, vec, a_inner,
+          b_inner);
   }
   return cudaGetLastError();
 }

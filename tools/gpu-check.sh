@@ -15,6 +15,8 @@ root=$PWD
 out=${OUT:-$root/gpu-check-out}
 mkdir -p "$out"
 summary=()
+# conformance failure lists for the record
+keep_failures() { grep -E '^test_.* (FAIL|CRASH|HANG|unsupported) ' "$1" > "$2" 2>/dev/null; }
 note() { summary+=("$*"); echo "== $*"; }
 
 # ---- dependencies: protobuf-c from the carried .debs ---------------------------
@@ -46,6 +48,7 @@ timeout ${CTEST_LIMIT:-330} ctest --test-dir $build -j 6 --output-on-failure --t
 note "ctest: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed' "$out/ctest.log")"
 while read -r l; do note "  $l"; done < <(grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|Not Run)' "$out/ctest.log" | head -30)
 cp $build/Testing/Temporary/LastTest.log "$out/ctest_full.log" 2>/dev/null
+keep_failures "$out/ctest_full.log" "$out/failures.txt"
 # each conformance run prints its summary line; LastTest.log holds every test's output
 for t in gpu_conformance_fp32 gpu_conformance_fp16 gpu_diff_fp32 gpu_diff_fp16; do
   line=$(awk -v t="$t" '$0 ~ "Testing: "t"$" {on=1} on && /^cuda (fp32|fp16): passed/ {print; exit}' \
@@ -80,6 +83,19 @@ if [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/
   else
     note "resnet50: export failed (export.log)"
   fi
+fi
+
+# ---- peer benchmark: PyTorch and infer, same model/batch/precision, one run --------------
+if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/null; then
+  cases=("resnet50 256 fp16" "resnet50 1 fp16" "mobilenet_v2 256 fp16")
+  [ -n "${BENCH_CASES:-}" ] && IFS=';' read -r -a cases <<<"$BENCH_CASES"
+  for cfg in "${cases[@]}"; do
+    set -- $cfg
+    python3 tools/bench_peer.py --infer $build/infer --model $1 --batch $2 --precision $3 \
+      ${BENCH_COMPILE:+--compile} --out /tmp/bench >"$out/bench_$1_$2_$3.log" 2>&1
+    note "bench $1 batch $2 $3 (rc=$?):"
+    while read -r l; do note "  $l"; done < <(grep -E '^\|' "$out/bench_$1_$2_$3.log")
+  done
 fi
 
 echo
