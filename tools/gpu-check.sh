@@ -41,6 +41,18 @@ rc=$?
 note "build: rc=$rc in $(( $(date +%s) - t0 )) s (log: build.log)"
 if [ $rc -ne 0 ]; then tail -40 "$out/build.log"; printf '%s\n' "${summary[@]}"; exit 1; fi
 
+# ---- QUICK=1: only GPU conformance (fp32, fp16) and the benchmarks ------------------------
+if [ "${QUICK:-0}" = 1 ]; then
+  for p in fp32 fp16; do
+    r=0.95; [ $p = fp16 ] && r=0.90
+    t0=$(date +%s)
+    $build/tests/conformance $data/node --device cuda --precision $p --compare-cpu \
+      --min-ratio $r --jobs 16 >"$out/conformance_$p.log" 2>&1
+    note "conformance node cuda $p (rc=$?, $(( $(date +%s) - t0 )) s): $(grep -E '^cuda' "$out/conformance_$p.log")"
+    while read -r l; do note "  $l"; done < <(grep -E '< 95%' "$out/conformance_$p.log" | head -25)
+  done
+  SKIP_TORCH=1
+else
 # ---- all tests, gpu included ----------------------------------------------------------
 t0=$(date +%s)
 timeout ${CTEST_LIMIT:-330} ctest --test-dir $build -j 6 --output-on-failure --timeout 300 \
@@ -64,6 +76,7 @@ if command -v compute-sanitizer >/dev/null; then
     note "memcheck light_$m: rc=$? $(grep -m1 'ERROR SUMMARY' "$out/memcheck_$m.log")"
   done
 fi
+fi # QUICK
 
 # ---- torchvision ResNet-50: CPU reference vs GPU fp32 and fp16 ------------------------------
 if [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/null; then

@@ -180,7 +180,7 @@ static infer_status enqueue_run(cuda_context *c) {
   const graph *g = e->g;
   cudaStream_t s = (cudaStream_t)c->x.stream;
   char d[256];
-  CUDA_TRY(cudaEventRecord(c->ev[0], s));
+  CUDA_TRY(cudaEventRecordWithFlags(c->ev[0], s, cudaEventRecordExternal));
   if (c->poison) {
     /* 0xFF bytes read as NaN in every float type. Inputs are rewritten below. */
     if (ce->mem.arena_bytes > 0) CUDA_TRY(cudaMemsetAsync(c->arena, 0xFF, (size_t)ce->mem.arena_bytes, s));
@@ -197,7 +197,7 @@ static infer_status enqueue_run(cuda_context *c) {
       CUDA_TRY(k_cast(g->values[v].t.dtype, c->in_dev[i], ce->storage[v], c->vals[v].data,
                       dims_count(g->values[v].t.rank, g->values[v].t.dims), s));
   }
-  CUDA_TRY(cudaEventRecord(c->ev[1], s));
+  CUDA_TRY(cudaEventRecordWithFlags(c->ev[1], s, cudaEventRecordExternal));
   for (int k = 0; k < ce->n_steps; k++) {
     const cuda_step *cs = &ce->steps[k];
     const node *n = &g->nodes[cs->node];
@@ -212,7 +212,7 @@ static infer_status enqueue_run(cuda_context *c) {
     }
     if (st != INFER_OK) return infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
   }
-  CUDA_TRY(cudaEventRecord(c->ev[2], s));
+  CUDA_TRY(cudaEventRecordWithFlags(c->ev[2], s, cudaEventRecordExternal));
   for (int o = 0; o < c->n_out; o++) {
     int v = g->outputs[o];
     const void *src = c->vals[v].data;
@@ -224,7 +224,7 @@ static infer_status enqueue_run(cuda_context *c) {
     if (c->out_bytes[o] > 0)
       CUDA_TRY(cudaMemcpyAsync(c->out_host[o], src, (size_t)c->out_bytes[o], cudaMemcpyDeviceToHost, s));
   }
-  CUDA_TRY(cudaEventRecord(c->ev[3], s));
+  CUDA_TRY(cudaEventRecordWithFlags(c->ev[3], s, cudaEventRecordExternal));
   return INFER_OK;
 }
 
