@@ -6,6 +6,8 @@
  * data (e.g. a Reshape whose shape is a graph input) re-infer those nodes at run
  * time and take their buffers from the heap; that memory is released at the
  * next run. */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,6 +33,7 @@ struct infer_context {
   int n_dyn, cap_dyn;
   struct cuda_context *cuda; /* set when the engine runs on the GPU */
   bool ran;                  /* a run succeeded (GPU outputs are valid) */
+  atomic_flag busy;          /* set while a run is in progress (misuse detection) */
   double cpu_ms;             /* host time of the last CPU run */
 };
 
@@ -63,6 +66,7 @@ infer_status infer_context_create(infer_engine *e, infer_context **out) {
   *out = NULL;
   const graph *g = e->g;
   infer_context *c = calloc(1, sizeof *c);
+  if (c) atomic_flag_clear(&c->busy);
   if (!c) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   c->e = e;
 #ifdef INFER_HAVE_CUDA
@@ -184,8 +188,27 @@ static infer_status run_dynamic_prepare(infer_context *c, const node *n, void **
   return INFER_OK;
 }
 
+static infer_status context_run(infer_context *c);
+
 infer_status infer_context_run(infer_context *c) {
   if (!c) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_context_run: NULL context");
+  if (atomic_flag_test_and_set(&c->busy))
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "the context is running on another thread; "
+                      "use one context per thread");
+  infer_status s = context_run(c);
+  atomic_flag_clear(&c->busy);
+  return s;
+}
+
+infer_status infer_context_status(const infer_context *c) {
+  if (!c) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_context_status: NULL context");
+#ifdef INFER_HAVE_CUDA
+  if (c->cuda) return cuda_context_health(c->cuda);
+#endif
+  return INFER_OK; /* CPU runs leave nothing behind that could fail later runs */
+}
+
+static infer_status context_run(infer_context *c) {
   const infer_engine *e = c->e;
   const graph *g = e->g;
   c->ran = false; /* outputs of a failed run must never be read */

@@ -170,7 +170,13 @@ INFER_API infer_status infer_engine_output_info(const infer_engine *e, int index
 INFER_API int infer_engine_input_index(const infer_engine *e, const char *name);
 INFER_API int infer_engine_output_index(const infer_engine *e, const char *name);
 
-/* ---- contexts: per-thread execution state ---------------------------------- */
+/* ---- contexts: per-thread execution state ----------------------------------
+ *
+ * Threads: an engine is immutable once built and may be shared by any number of
+ * threads, each with its own context. A context must be used by one thread at a
+ * time; infer_context_run refuses (INFER_ERR_INVALID_ARGUMENT) a call that overlaps
+ * a run of the same context on another thread, and other overlapping calls on one
+ * context are undefined. */
 
 typedef struct infer_context infer_context;
 
@@ -182,6 +188,10 @@ INFER_API void infer_context_release(infer_context *c);
 INFER_API infer_status infer_context_set_input(infer_context *c, int index,
                                                const infer_tensor *t);
 INFER_API infer_status infer_context_run(infer_context *c);
+/* INFER_OK while the context is usable; after a device error inside a run it
+ * returns that failure for good (a service can then report itself unready). The
+ * message is available from infer_last_error() on this thread after the call. */
+INFER_API infer_status infer_context_status(const infer_context *c);
 /* After a successful run: *out describes output `index`; out->data is owned by
  * the context and valid until the next run or release. */
 INFER_API infer_status infer_context_get_output(infer_context *c, int index,

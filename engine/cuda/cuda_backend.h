@@ -18,6 +18,8 @@ void cuda_context_release(cuda_context *c);
 /* Copies host data of input `index` (already validated) into pinned staging. */
 infer_status cuda_context_set_input(cuda_context *c, int index, const void *data, int64_t bytes);
 infer_status cuda_context_run(cuda_context *c);
+/* INFER_OK, or the failure that made the context unusable. */
+infer_status cuda_context_health(const cuda_context *c);
 /* Event times of the last run. */
 infer_status cuda_context_timing(cuda_context *c, infer_run_timing *t);
 /* Device memory of the engine's build. */

@@ -261,6 +261,12 @@ static void try_capture(cuda_context *c) {
   c->graph = graph;
 }
 
+infer_status cuda_context_health(const cuda_context *c) {
+  if (!c->failed) return INFER_OK;
+  return infer_fail(INFER_ERR_RUNTIME, "the context failed and cannot be used again: %s",
+                    c->failure);
+}
+
 infer_status cuda_context_run(cuda_context *c) {
   if (c->failed)
     return infer_fail(INFER_ERR_RUNTIME, "the context failed in an earlier run and cannot be "

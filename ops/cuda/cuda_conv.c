@@ -68,12 +68,18 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
   int64_t x_bytes = 1;
   for (int i = 0; i < s->rank; i++) x_bytes *= s->padded_dims[i];
   x_bytes *= (int64_t)infer_dtype_size(in[0]->dtype);
-  void *xb = NULL, *yb = NULL, *wsb = NULL;
+  void *xb = NULL, *yb = NULL, *wsb = NULL, *wb = NULL;
   size_t ws_limit = (size_t)1 << 30;
   infer_status st = INFER_OK;
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int found = 0;
-  if (cudaMalloc(&xb, (size_t)x_bytes) != cudaSuccess || cudaMalloc(&yb, (size_t)y_bytes) != cudaSuccess) {
+  /* weights that are a graph input (not constant) get a scratch copy for the search */
+  const void *w = in[1]->data;
+  if (!w && cudaMalloc(&wb, (size_t)tensor_nbytes(in[1]) + 1) == cudaSuccess) {
+    cudaMemsetAsync(wb, 0, (size_t)tensor_nbytes(in[1]) + 1, (cudaStream_t)x->stream);
+    w = wb;
+  }
+  if (!w || cudaMalloc(&xb, (size_t)x_bytes) != cudaSuccess || cudaMalloc(&yb, (size_t)y_bytes) != cudaSuccess) {
     cudaGetLastError();
     st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "Conv: no device memory for the algorithm search");
     goto out;
@@ -94,7 +100,7 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
   }
   cudaMemsetAsync(xb, 0, (size_t)x_bytes, (cudaStream_t)x->stream);
   cudnnStatus_t cs = cudnnFindConvolutionForwardAlgorithmEx(
-      h, s->x, xb, s->w, in[1]->data, s->conv, s->y, yb, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+      h, s->x, xb, s->w, w, s->conv, s->y, yb, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
       perf, wsb, want);
   if (cs != CUDNN_STATUS_SUCCESS) {
     st = infer_fail(INFER_ERR_DEVICE, "cudnnFindConvolutionForwardAlgorithmEx failed: %s",
@@ -115,6 +121,7 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
     break;
   }
 out:
+  if (wb) cudaFree(wb);
   if (xb) cudaFree(xb);
   if (yb) cudaFree(yb);
   if (wsb) cudaFree(wsb);
@@ -128,10 +135,6 @@ static infer_status conv_prepare(const cuda_exec *x, const node *n, const void *
   int nsp = X->rank - 2;
   if (nsp < 1 || nsp > 3)
     return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: %d spatial dims", nsp);
-  if (!W->data)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: the weights must be constant");
-  if (n->n_inputs > 2 && in[2] && !in[2]->data)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: the bias must be constant");
   cudnnDataType_t dt = CUDNN_DATA_FLOAT;
   TRY(data_type(X->dtype, &dt));
   win_attrs w;
@@ -266,9 +269,6 @@ static infer_status convt_prepare(const cuda_exec *x, const node *n, const void 
   int nsp = X->rank - 2;
   if (nsp < 1 || nsp > 3)
     return infer_fail(INFER_ERR_UNSUPPORTED, "ConvTranspose on the GPU: %d spatial dims", nsp);
-  if (!W->data || (n->n_inputs > 2 && in[2] && !in[2]->data))
-    return infer_fail(INFER_ERR_UNSUPPORTED,
-                      "ConvTranspose on the GPU: weights and bias must be constant");
   cudnnDataType_t dt = CUDNN_DATA_FLOAT;
   TRY(data_type(X->dtype, &dt));
   win_attrs w;
