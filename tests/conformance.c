@@ -11,12 +11,14 @@
  * seeded random inputs (NMSE <= 1e-9 fp32, 1e-4 fp16) with poisoned device memory.
  * fp16 default tolerance: rtol 2e-2, atol 2e-3 (fp32: ONNX's rtol 1e-3, atol 1e-7).
  *
- * Each test runs in a child process with a time limit, so a crash or hang is
- * counted (and makes the run fail) instead of ending the runner. Exit 0 when no
+ * Tests run in child processes (--jobs of them, each taking a range of tests) with
+ * a time limit per test, so a crash or hang is counted (and makes the run fail)
+ * instead of ending the runner; a new child takes over the rest of the range. Exit 0 when no
  * test crashed, hung, or failed without being listed in --known-failures; exit 77
  * (skip) when ROOT is absent. */
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,15 +266,25 @@ static enum result child_test(const config *cfg, const char *dir, char *m, size_
   return R_PASS;
 }
 
-typedef struct job {
+/* One test's verdict as a child reports it through its pipe (smaller than
+ * PIPE_BUF, so each write arrives whole). */
+typedef struct record {
+  int test;
+  int result;
+  char msg[2048];
+} record;
+
+/* A child runs tests [next, end) of its range in order, one process for many
+ * tests: a CUDA context is made once per child, not once per test. */
+typedef struct worker {
   pid_t pid;
   int fd;
-  int test;
-} job;
+  int next, end; /* the test it is on, and the end of its range */
+  size_t got;    /* bytes of the record being read */
+  record rec;
+} worker;
 
-/* Starts test `t` in a child process with a time limit; its message comes back
- * through a pipe. */
-static bool spawn(const config *cfg, const char *dir, int t, job *j) {
+static bool worker_start(const config *cfg, const char *root, char **names, worker *w) {
   int fds[2];
   if (pipe(fds) != 0) return false;
   pid_t pid = fork();
@@ -283,66 +295,98 @@ static bool spawn(const config *cfg, const char *dir, int t, job *j) {
   }
   if (pid == 0) {
     close(fds[0]);
-    alarm((unsigned)cfg->timeout_s);
-    char m[2048] = "";
-    enum result worst = child_test(cfg, dir, m, sizeof m);
-    if (write(fds[1], m, strlen(m)) < 0) _exit(100);
-    _exit(worst);
+    for (int t = w->next; t < w->end; t++) {
+      record r;
+      memset(&r, 0, sizeof r);
+      char dir[4096];
+      snprintf(dir, sizeof dir, "%s/%s", root, names[t]);
+      alarm((unsigned)cfg->timeout_s); /* per test: a hang ends the child */
+      r.test = t;
+      r.result = child_test(cfg, dir, r.msg, sizeof r.msg);
+      alarm(0);
+      if (write(fds[1], &r, sizeof r) != (ssize_t)sizeof r) _exit(100);
+    }
+    _exit(0);
   }
   close(fds[1]);
-  j->pid = pid;
-  j->fd = fds[0];
-  j->test = t;
+  w->pid = pid;
+  w->fd = fds[0];
+  w->got = 0;
   return true;
 }
 
-/* Collects a finished child: its result and message. */
-static enum result reap(job *j, int status, char *msg, size_t cap) {
-  size_t got = 0;
-  ssize_t r;
-  while (got + 1 < cap && (r = read(j->fd, msg + got, cap - 1 - got)) > 0) got += (size_t)r;
-  msg[got] = 0;
-  close(j->fd);
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    snprintf(msg, cap, "%s", sig == SIGALRM ? "timed out" : strsignal(sig));
-    return sig == SIGALRM ? R_HANG : R_CRASH;
-  }
-  int code = WEXITSTATUS(status);
-  return (code <= R_UNSUPPORTED || code == R_CPU_MISS) ? (enum result)code : R_CRASH;
-}
-
-/* Runs all tests, `jobs` at a time (each child creates its own device context, so
- * parallel children hide that start-up time). */
+/* Runs all tests over `jobs` children, each taking a contiguous range. A child
+ * that dies marks the test it was on as crashed (or hung, on its alarm), and a new
+ * child carries on with the rest of its range. */
 static void run_all(const config *cfg, const char *root, char **names, int n, int jobs,
                     enum result *results, char (*msgs)[2048]) {
-  job *running = calloc((size_t)jobs, sizeof(job));
-  int next = 0, active = 0;
-  while (next < n || active > 0) {
-    while (next < n && active < jobs) {
-      char dir[4096];
-      snprintf(dir, sizeof dir, "%s/%s", root, names[next]);
-      if (!spawn(cfg, dir, next, &running[active])) {
-        results[next] = R_FAIL;
-        snprintf(msgs[next], 2048, "fork/pipe failed: %s", strerror(errno));
-        next++;
+  if (jobs > n) jobs = n > 0 ? n : 1;
+  worker *w = calloc((size_t)jobs, sizeof(worker));
+  struct pollfd *pfd = calloc((size_t)jobs, sizeof(struct pollfd));
+  int active = 0;
+  for (int j = 0; j < jobs; j++) {
+    w[j].next = (int)((int64_t)n * j / jobs);
+    w[j].end = (int)((int64_t)n * (j + 1) / jobs);
+    w[j].fd = -1;
+    while (w[j].next < w[j].end && !worker_start(cfg, root, names, &w[j])) {
+      results[w[j].next] = R_FAIL;
+      snprintf(msgs[w[j].next], 2048, "fork/pipe failed: %s", strerror(errno));
+      w[j].next++;
+    }
+    if (w[j].fd >= 0) active++;
+  }
+  while (active > 0) {
+    for (int j = 0; j < jobs; j++) {
+      pfd[j].fd = w[j].fd;
+      pfd[j].events = POLLIN;
+      pfd[j].revents = 0;
+    }
+    if (poll(pfd, (nfds_t)jobs, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int j = 0; j < jobs; j++) {
+      if (w[j].fd < 0 || !(pfd[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t r = read(w[j].fd, (char *)&w[j].rec + w[j].got, sizeof(record) - w[j].got);
+      if (r > 0) {
+        w[j].got += (size_t)r;
+        if (w[j].got == sizeof(record)) {
+          int t = w[j].rec.test;
+          int res = w[j].rec.result;
+          results[t] = (res <= R_UNSUPPORTED || res == R_CPU_MISS) ? (enum result)res : R_CRASH;
+          snprintf(msgs[t], 2048, "%s", w[j].rec.msg);
+          w[j].next = t + 1;
+          w[j].got = 0;
+        }
         continue;
       }
-      active++;
-      next++;
-    }
-    int status;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) break;
-    for (int i = 0; i < active; i++)
-      if (running[i].pid == pid) {
-        int t = running[i].test;
-        results[t] = reap(&running[i], status, msgs[t], 2048);
-        running[i] = running[--active];
-        break;
+      /* end of file: the child is gone */
+      close(w[j].fd);
+      w[j].fd = -1;
+      active--;
+      int status = 0;
+      waitpid(w[j].pid, &status, 0);
+      bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && w[j].next >= w[j].end;
+      if (clean) continue;
+      int t = w[j].next;
+      if (t < w[j].end) {
+        bool hang = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
+        results[t] = hang ? R_HANG : R_CRASH;
+        snprintf(msgs[t], 2048, "%s", hang ? "timed out"
+                                  : WIFSIGNALED(status) ? strsignal(WTERMSIG(status))
+                                                        : "the test process exited early");
+        w[j].next = t + 1;
       }
+      while (w[j].next < w[j].end && !worker_start(cfg, root, names, &w[j])) {
+        results[w[j].next] = R_FAIL;
+        snprintf(msgs[w[j].next], 2048, "fork/pipe failed: %s", strerror(errno));
+        w[j].next++;
+      }
+      if (w[j].fd >= 0) active++;
+    }
   }
-  free(running);
+  free(w);
+  free(pfd);
 }
 
 /* Op types of a model, for grouping ("Conv", ...), and whether each is registered. */
