@@ -1,55 +1,133 @@
-// cast.cu: any-to-any element type conversion through double (exact for every
-// integer up to 2^53 and every float type; int64 <-> int64 goes direct).
+// cast.cu: any-to-any element type conversion with the CPU Cast's rules
+// (ops/elementwise_convert.c):
+// - float -> float rounds once to nearest even (double -> half / bfloat16 too);
+// - float -> integer truncates, saturates out-of-range values, NaN -> 0;
+// - integer -> integer wraps (C conversion through uint64, as numpy's astype);
+// - integer -> float rounds once (int64 -> float32 directly, not via double);
+//   int64 -> float16 / bfloat16 goes through double as the CPU does;
+// - anything -> bool is v != 0 (NaN -> true); bool reads as 0 / 1.
+#include <type_traits>
+
 #include "cast.h"
 #include "k_common.cuh"
 
+template <typename T> struct k_is_flt : std::false_type {};
+template <> struct k_is_flt<float> : std::true_type {};
+template <> struct k_is_flt<double> : std::true_type {};
+template <> struct k_is_flt<__half> : std::true_type {};
+template <> struct k_is_flt<__nv_bfloat16> : std::true_type {};
+
+// Exact for every float type.
 template <typename T> __device__ __forceinline__ double to_d(T v) { return (double)v; }
 template <> __device__ __forceinline__ double to_d<__half>(__half v) { return (double)__half2float(v); }
 template <> __device__ __forceinline__ double to_d<__nv_bfloat16>(__nv_bfloat16 v) {
   return (double)__bfloat162float(v);
 }
 
-template <typename T> struct limits;
-#define K_LIMITS(T, lo, hi) \
-  template <> struct limits<T> { static __device__ double low() { return lo; } static __device__ double high() { return hi; } };
-K_LIMITS(int8_t, -128.0, 127.0)
-K_LIMITS(uint8_t, 0.0, 255.0)
-K_LIMITS(int16_t, -32768.0, 32767.0)
-K_LIMITS(uint16_t, 0.0, 65535.0)
-K_LIMITS(int32_t, -2147483648.0, 2147483647.0)
-K_LIMITS(uint32_t, 0.0, 4294967295.0)
-K_LIMITS(int64_t, -9223372036854775808.0, 9223372036854774784.0)
-K_LIMITS(uint64_t, 0.0, 18446744073709549568.0)
+// Integer limits as int64 / uint64 (std::numeric_limits is host-only without
+// --expt-relaxed-constexpr).
+template <typename D> struct ilim;
+#define K_ILIM(T, LO, HI) \
+  template <> struct ilim<T> { static constexpr int64_t lo = LO; static constexpr uint64_t hi = HI; };
+K_ILIM(int8_t, INT8_MIN, INT8_MAX)
+K_ILIM(uint8_t, 0, UINT8_MAX)
+K_ILIM(int16_t, INT16_MIN, INT16_MAX)
+K_ILIM(uint16_t, 0, UINT16_MAX)
+K_ILIM(int32_t, INT32_MIN, INT32_MAX)
+K_ILIM(uint32_t, 0, UINT32_MAX)
+K_ILIM(int64_t, INT64_MIN, INT64_MAX)
+K_ILIM(uint64_t, 0, UINT64_MAX)
+#undef K_ILIM
 
-template <typename D> __device__ __forceinline__ D from_d(double v) {
-  if (v != v) return (D)0;
-  if (v < limits<D>::low()) return (D)limits<D>::low();
-  if (v > limits<D>::high()) return (D)limits<D>::high();
-  return (D)v;
-}
-template <> __device__ __forceinline__ float from_d<float>(double v) { return (float)v; }
-template <> __device__ __forceinline__ double from_d<double>(double v) { return v; }
-template <> __device__ __forceinline__ __half from_d<__half>(double v) { return __float2half_rn((float)v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_d<__nv_bfloat16>(double v) {
-  return __float2bfloat16_rn((float)v);
+// double -> integer D: truncation, saturation, NaN -> 0. The bounds compare as
+// doubles exactly as the CPU's f2i / f2u do ((double)INT64_MAX is 2^63, so
+// anything >= 2^63 gives INT64_MAX).
+template <typename D> __device__ __forceinline__ D f2int(double d) {
+  if constexpr (std::is_signed<D>::value) {
+    const int64_t lo = ilim<D>::lo, hi = (int64_t)ilim<D>::hi;
+    if (d != d) return (D)0;
+    if (d <= (double)lo) return (D)lo;
+    if (d >= (double)hi) return (D)hi;
+    return (D)(int64_t)d;
+  } else {
+    const uint64_t hi = ilim<D>::hi;
+    if (!(d > 0)) return (D)0; // NaN, negatives (truncation of (-1, 0) is 0 anyway)
+    if (d >= (double)hi) return (D)hi;
+    return (D)(uint64_t)d;
+  }
 }
 
-template <typename S, typename D>
+// Float source S -> D (D not bool).
+template <typename S, typename D> __device__ __forceinline__ D conv_f(S v) {
+  if constexpr (std::is_same<D, double>::value) {
+    return to_d<S>(v);
+  } else if constexpr (std::is_same<D, float>::value) {
+    if constexpr (std::is_same<S, double>::value) return (float)v; // one rounding
+    else return k_to_f<S>(v);                                      // exact
+  } else if constexpr (std::is_same<D, __half>::value) {
+    if constexpr (std::is_same<S, double>::value) return __double2half(v);
+    else if constexpr (std::is_same<S, __half>::value) return v;
+    else return __float2half_rn(k_to_f<S>(v)); // float / bfloat16: exact in float
+  } else if constexpr (std::is_same<D, __nv_bfloat16>::value) {
+    if constexpr (std::is_same<S, double>::value) return __double2bfloat16(v);
+    else if constexpr (std::is_same<S, __nv_bfloat16>::value) return v;
+    else return __float2bfloat16_rn(k_to_f<S>(v));
+  } else {
+    return f2int<D>(to_d<S>(v));
+  }
+}
+
+// Integer source S (bool already read as 0 / 1) -> D (D not bool).
+template <typename S, typename D> __device__ __forceinline__ D conv_i(S v) {
+  constexpr bool u64 = std::is_same<S, uint64_t>::value;
+  constexpr bool wide = sizeof(S) == 8;
+  if constexpr (std::is_same<D, float>::value) {
+    if constexpr (u64) return __ull2float_rn(v);
+    else if constexpr (wide) return __ll2float_rn(v);
+    else return (float)v; // int32 and narrower: one rounding
+  } else if constexpr (std::is_same<D, double>::value) {
+    if constexpr (u64) return __ull2double_rn(v);
+    else if constexpr (wide) return __ll2double_rn(v);
+    else return (double)v; // exact
+  } else if constexpr (std::is_same<D, __half>::value) {
+    // 32-bit values are exact in float up to 2^24 and overflow half well before
+    // float rounds them, so one rounding either way
+    if constexpr (u64) return __double2half(__ull2double_rn(v));
+    else if constexpr (wide) return __double2half(__ll2double_rn(v));
+    else return __float2half_rn((float)v);
+  } else if constexpr (std::is_same<D, __nv_bfloat16>::value) {
+    if constexpr (u64) return __double2bfloat16(__ull2double_rn(v));
+    else if constexpr (wide) return __double2bfloat16(__ll2double_rn(v));
+    else if constexpr (sizeof(S) <= 2) return __float2bfloat16_rn((float)v); // exact in float
+    else return __double2bfloat16((double)v);                                 // exact in double
+  } else {
+    // wraps modulo 2^bits(D)
+    return (D)(uint64_t)v;
+  }
+}
+
+template <typename S, typename D, bool SRC_BOOL>
 __global__ void cast_kernel(const S *src, D *dst, int64_t n) {
-  K_GRID_STRIDE(i, n) dst[i] = from_d<D>(to_d<S>(src[i]));
+  K_GRID_STRIDE(i, n) {
+    S v = src[i];
+    if constexpr (SRC_BOOL) v = (S)(v != 0);
+    if constexpr (k_is_flt<S>::value) dst[i] = conv_f<S, D>(v);
+    else dst[i] = conv_i<S, D>(v);
+  }
 }
+
 template <typename S>
 __global__ void cast_to_bool(const S *src, uint8_t *dst, int64_t n) {
-  K_GRID_STRIDE(i, n) dst[i] = to_d<S>(src[i]) != 0.0;
-}
-__global__ void cast_i64_i64(const int64_t *src, int64_t *dst, int64_t n) {
-  K_GRID_STRIDE(i, n) dst[i] = src[i];
+  K_GRID_STRIDE(i, n) {
+    if constexpr (k_is_flt<S>::value) dst[i] = to_d<S>(src[i]) != 0.0; // NaN -> 1
+    else dst[i] = src[i] != (S)0;
+  }
 }
 
-template <typename S>
+template <typename S, bool SRC_BOOL>
 static cudaError_t cast_from(const S *src, int dst_dtype, void *dst, int64_t n, cudaStream_t st) {
   unsigned b = k_blocks(n, 256);
-#define K_CAST_TO(D) cast_kernel<S, D><<<b, 256, 0, st>>>(src, (D *)dst, n)
+#define K_CAST_TO(D) cast_kernel<S, D, SRC_BOOL><<<b, 256, 0, st>>>(src, (D *)dst, n)
   switch (dst_dtype) {
     case K_BOOL: cast_to_bool<S><<<b, 256, 0, st>>>(src, (uint8_t *)dst, n); break;
     case K_F32: K_CAST_TO(float); break;
@@ -73,11 +151,9 @@ static cudaError_t cast_from(const S *src, int dst_dtype, void *dst, int64_t n, 
 extern "C" cudaError_t k_cast(int src_dtype, const void *src, int dst_dtype, void *dst, int64_t n,
                               cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  if (src_dtype == K_I64 && dst_dtype == K_I64) {
-    cast_i64_i64<<<k_blocks(n, 256), 256, 0, stream>>>((const int64_t *)src, (int64_t *)dst, n);
-    return cudaGetLastError();
-  }
-#define K_CAST_FROM(S) return cast_from<S>((const S *)src, dst_dtype, dst, n, stream)
+  if (src_dtype == K_BOOL) return cast_from<uint8_t, true>((const uint8_t *)src, dst_dtype, dst, n, stream);
+#define K_CAST_FROM(S) return cast_from<S, false>((const S *)src, dst_dtype, dst, n, stream)
   K_DISPATCH_ALL(src_dtype, K_CAST_FROM, return cudaErrorInvalidValue)
 #undef K_CAST_FROM
+  return cudaErrorInvalidValue;
 }

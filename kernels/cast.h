@@ -9,9 +9,10 @@
 extern "C" {
 #endif
 
-/* dst[i] = (dst type) src[i] for i < n, any pair of k_dtype codes. Float -> int
- * saturates (NaN -> 0); -> bool is (v != 0). cudaErrorInvalidValue for an
- * unknown code. */
+/* dst[i] = (dst type) src[i] for i < n, any pair of k_dtype codes, with the CPU
+ * Cast's rules (ops/elementwise_convert.c): float -> float and int -> float round
+ * once to nearest; float -> int truncates and saturates (NaN -> 0); int -> int
+ * wraps; -> bool is (v != 0). cudaErrorInvalidValue for an unknown code. */
 cudaError_t k_cast(int src_dtype, const void *src, int dst_dtype, void *dst, int64_t n,
                    cudaStream_t stream);
 

@@ -57,6 +57,8 @@ enum k_ew_unary_op {
   K_UN_CELU,  /* alpha */
   K_UN_THRESHOLDED_RELU, /* alpha */
   K_UN_DIV_SCALAR, /* x / alpha (Mean's final step) */
+  K_UN_SWISH,  /* x * sigmoid(alpha x) */
+  K_UN_SHRINK, /* alpha: lambd, beta: bias */
   /* float -> bool */
   K_UN_ISNAN,
   K_UN_ISINF, /* mode bit 0: detect +inf, bit 1: detect -inf */
@@ -64,6 +66,8 @@ enum k_ew_unary_op {
   K_UN_NEG, K_UN_RELU,
   /* float and all integers */
   K_UN_ABS, K_UN_SIGN,
+  /* all integers (not bool) */
+  K_UN_BITNOT,
   /* bool */
   K_UN_NOT,
   K_UN_COUNT
@@ -92,6 +96,8 @@ enum k_ew_binary_op {
   K_BIN_PRELU, /* a < 0 ? a * b : a */
   /* unsigned integers */
   K_BIN_SHL, K_BIN_SHR,
+  /* all integers (not bool) */
+  K_BIN_BITAND, K_BIN_BITOR, K_BIN_BITXOR,
   /* every dtype incl. bool -> bool */
   K_BIN_EQ, K_BIN_LT, K_BIN_GT, K_BIN_LE, K_BIN_GE,
   /* bool -> bool */
@@ -113,6 +119,14 @@ cudaError_t k_ew_binary(int op, int dtype, const void *a, const void *b, void *y
 int k_ew_pow_mixed_supported(int base_dtype, int exp_dtype);
 cudaError_t k_ew_pow_mixed(int base_dtype, const void *a, int exp_dtype, const void *b, void *y,
                            const k_ew_geom *g, cudaStream_t stream);
+
+/* ---- SwiGLU: y = swish_alpha(a) * b, a, b, y contiguous of n elements --------------- */
+
+/* Floats. As the CPU op (and the ONNX function body) does, swish(a) is first
+ * rounded to the dtype, then multiplied by b. */
+int k_ew_swiglu_supported(int dtype);
+cudaError_t k_ew_swiglu(int dtype, const void *a, const void *b, void *y, int64_t n, float alpha,
+                        cudaStream_t stream);
 
 /* ---- Where: y = c ? x : y over a geometry of 3 inputs (c, x, y); c is bool ---------- */
 

@@ -1,5 +1,5 @@
 // elementwise_binary.cu: two-input arithmetic (Add, Sub, Mul, Div, Mod, Pow, Max,
-// Min, PRelu, BitShift) and the binary entry points. Semantics follow
+// Min, PRelu, BitShift, BitwiseAnd / Or / Xor) and the binary entry points. Semantics follow
 // ops/elementwise_arith.c: integer + - * wrap (computed in a wide unsigned type),
 // Div truncates toward zero, division or modulo by zero gives 0, INT_MIN / -1
 // wraps; Max / Min propagate NaN.
@@ -131,11 +131,27 @@ struct bin_shr {
   }
 };
 
+// BitwiseAnd / Or / Xor (ops/elementwise_bitwise.c): every integer dtype, on the
+// unsigned bits so no operation touches a sign bit
+#define K_BITWISE(sname, OPR)                                                       \
+  struct sname {                                                                    \
+    static constexpr bool to_bool = false;                                          \
+    template <int CAT> static constexpr bool ok() { return CAT == KC_S || CAT == KC_U; } \
+    template <int CAT, typename C> static __device__ __forceinline__ C f(C x, C y) {    \
+      return (C)((K_W)x OPR (K_W)y);                                                \
+    }                                                                               \
+  };
+K_BITWISE(bin_bitand, &)
+K_BITWISE(bin_bitor, |)
+K_BITWISE(bin_bitxor, ^)
+#undef K_BITWISE
+
 #define K_ARITH_OPS(X)                                                                   \
   X(K_BIN_ADD, bin_add) X(K_BIN_SUB, bin_sub) X(K_BIN_MUL, bin_mul) X(K_BIN_DIV, bin_div) \
   X(K_BIN_MOD, bin_mod) X(K_BIN_FMOD, bin_fmod) X(K_BIN_POW, bin_pow)                    \
   X(K_BIN_MAX, bin_max) X(K_BIN_MIN, bin_min) X(K_BIN_PRELU, bin_prelu)                  \
-  X(K_BIN_SHL, bin_shl) X(K_BIN_SHR, bin_shr)
+  X(K_BIN_SHL, bin_shl) X(K_BIN_SHR, bin_shr) X(K_BIN_BITAND, bin_bitand)                \
+  X(K_BIN_BITOR, bin_bitor) X(K_BIN_BITXOR, bin_bitxor)
 
 static bool is_compare(int op) { return op >= K_BIN_EQ && op < K_BIN_COUNT; }
 

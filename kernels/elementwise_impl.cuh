@@ -242,18 +242,26 @@ __global__ void k_ew_zip_bcast(F f, const T *a, const T *b, O *y, k_ew_dgeom<I, 
   }
 }
 
+// k_ew_zip over n elements; sa / sb: that input is one element.
+template <class F, typename T, typename O>
+static cudaError_t k_ew_zip_flat_launch(const F &f, const void *a, const void *b, void *y,
+                                        int64_t n, int sa, int sb, cudaStream_t s) {
+  if (n <= 0) return cudaSuccess;
+  int vec = (sa || k_aligned(a, sizeof(T) * K_EW_VEC)) &&
+            (sb || k_aligned(b, sizeof(T) * K_EW_VEC)) && k_aligned(y, sizeof(O) * K_EW_VEC);
+  int64_t work = vec ? n / K_EW_VEC + K_EW_VEC : n;
+  k_ew_zip<F, T, O><<<k_ew_blocks(work), K_EW_THREADS, 0, s>>>(f, (const T *)a, (const T *)b,
+                                                                (O *)y, n, sa, sb, vec);
+  return cudaGetLastError();
+}
+
 template <class F, typename T, typename O>
 static cudaError_t k_ew_zip_launch(const F &f, const void *a, const void *b, void *y,
                                    const k_ew_geom *g, cudaStream_t s) {
   int64_t n = g->n;
   if (n <= 0) return cudaSuccess;
   if (g->flat) {
-    int sa = g->scalar[0], sb = g->scalar[1];
-    int vec = (sa || k_aligned(a, sizeof(T) * K_EW_VEC)) &&
-              (sb || k_aligned(b, sizeof(T) * K_EW_VEC)) && k_aligned(y, sizeof(O) * K_EW_VEC);
-    int64_t work = vec ? n / K_EW_VEC + K_EW_VEC : n;
-    k_ew_zip<F, T, O><<<k_ew_blocks(work), K_EW_THREADS, 0, s>>>(f, (const T *)a, (const T *)b,
-                                                                  (O *)y, n, sa, sb, vec);
+    return k_ew_zip_flat_launch<F, T, O>(f, a, b, y, n, g->scalar[0], g->scalar[1], s);
   } else {
     int r = g->rank - 1;
     int a_inner = g->strides[0][r] != 0, b_inner = g->strides[1][r] != 0;

@@ -1,5 +1,5 @@
 // elementwise_unary.cu: one-input ops (math functions, activations, IsNaN /
-// IsInf, Not). Each op is a struct: ok<CAT>() says which dtype categories it
+// IsInf, Not, BitwiseNot), and SwiGLU (Swish of one input times the other). Each op is a struct: ok<CAT>() says which dtype categories it
 // takes, f<CAT>(x, p) computes on the compute type (float for f32 / f16 / bf16,
 // double for f64, the type itself for integers), to_bool gives a bool output.
 // The expressions follow ops/elementwise_unary.c and ops/activation_unary.c.
@@ -67,6 +67,11 @@ K_UN_FLOAT(un_selu, x <= (C)0 ? (C)p.gamma * ((C)p.alpha * km_exp(x) - (C)p.alph
 K_UN_FLOAT(un_celu, x < (C)0 ? (C)p.alpha * km_expm1(x / (C)p.alpha) : x)
 K_UN_FLOAT(un_thresholded_relu, x > (C)p.alpha ? x : (C)0)
 K_UN_FLOAT(un_div_scalar, x / (C)p.alpha)
+K_UN_FLOAT(un_swish, x * ((C)1 / ((C)1 + km_exp(-((C)p.alpha * x)))))
+// alpha: lambd, beta: bias; NaN gives 0, as on the CPU
+K_UN_FLOAT(un_shrink, x < -(C)p.alpha  ? x + (C)p.beta
+                      : x > (C)p.alpha ? x - (C)p.beta
+                                       : (C)0)
 
 // float -> bool
 struct un_isnan {
@@ -120,6 +125,15 @@ struct un_sign {
     if constexpr (CAT == KC_F) return x != x ? x : (C)((x > (C)0) - (x < (C)0));
     else if constexpr (CAT == KC_S) return (C)((x > (C)0) - (x < (C)0));
     else return (C)(x > (C)0);
+  }
+};
+// on the unsigned bits (ops/elementwise_bitwise.c)
+struct un_bitnot {
+  static constexpr bool to_bool = false;
+  template <int CAT> static constexpr bool ok() { return CAT == KC_S || CAT == KC_U; }
+  template <int CAT, typename C>
+  static __device__ __forceinline__ C f(C x, const k_ew_params &p) {
+    return (C)~(typename k_wide<C>::type)x;
   }
 };
 struct un_not {
@@ -181,8 +195,10 @@ static cudaError_t un_run(int dt, const void *x, void *y, int64_t n, const k_ew_
   X(K_UN_GELU, un_gelu) X(K_UN_SOFTPLUS, un_softplus) X(K_UN_SOFTSIGN, un_softsign)     \
   X(K_UN_MISH, un_mish) X(K_UN_ELU, un_elu) X(K_UN_SELU, un_selu) X(K_UN_CELU, un_celu) \
   X(K_UN_THRESHOLDED_RELU, un_thresholded_relu) X(K_UN_DIV_SCALAR, un_div_scalar)       \
+  X(K_UN_SWISH, un_swish) X(K_UN_SHRINK, un_shrink)                                     \
   X(K_UN_ISNAN, un_isnan) X(K_UN_ISINF, un_isinf) X(K_UN_NEG, un_neg)                   \
-  X(K_UN_RELU, un_relu) X(K_UN_ABS, un_abs) X(K_UN_SIGN, un_sign) X(K_UN_NOT, un_not)
+  X(K_UN_RELU, un_relu) X(K_UN_ABS, un_abs) X(K_UN_SIGN, un_sign)                       \
+  X(K_UN_BITNOT, un_bitnot) X(K_UN_NOT, un_not)
 
 extern "C" int k_ew_unary_supported(int op, int dtype) {
   switch (op) {
@@ -211,4 +227,40 @@ extern "C" cudaError_t k_ew_unary(int op, int dtype, const void *x, void *y, int
 #undef K_CASE
     default: return cudaErrorInvalidValue;
   }
+}
+
+// ---- SwiGLU -------------------------------------------------------------------------------
+// y = store(ld(store(swish(a))) * ld(b)): swish(a) rounds to T first, as the CPU op
+// (Swish into y, then y *= b) and the ONNX function body do.
+
+template <typename T> struct swiglu_f {
+  typedef typename k_ct<T>::type C;
+  k_ew_params p;
+  __device__ __forceinline__ void init() {}
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    T sw = k_store<T>::cv(un_swish::f<KC_F>(k_ld<T>(a), p));
+    return k_store<T>::cv(k_ld<T>(sw) * k_ld<T>(b));
+  }
+};
+
+extern "C" int k_ew_swiglu_supported(int dtype) { return un_ok<un_swish>(dtype); }
+
+extern "C" cudaError_t k_ew_swiglu(int dtype, const void *a, const void *b, void *y, int64_t n,
+                                   float alpha, cudaStream_t stream) {
+  if (!k_ew_swiglu_supported(dtype)) return cudaErrorInvalidValue;
+  if (n <= 0) return cudaSuccess;
+#define K_RUN(T, CAT)                                                                      \
+  {                                                                                        \
+    swiglu_f<T> f;                                                                         \
+    f.p = k_ew_params{alpha, 0.0f, 0.0f, 0};                                               \
+    return k_ew_zip_flat_launch<swiglu_f<T>, T, T>(f, a, b, y, n, 0, 0, stream);           \
+  }
+  switch (dtype) {
+    case K_F32: K_RUN(float, KC_F)
+    case K_F16: K_RUN(__half, KC_F)
+    case K_BF16: K_RUN(__nv_bfloat16, KC_F)
+    case K_F64: K_RUN(double, KC_F)
+    default: return cudaErrorInvalidValue;
+  }
+#undef K_RUN
 }

@@ -6,11 +6,7 @@
 #include <string.h>
 
 #include "movement_copy.h"
-
-typedef struct slice_params {
-  int n, n_axes; /* opset < 10: counts of starts/ends and axes (-1: no axes) */
-  int64_t starts[INFER_MAX_RANK], ends[INFER_MAX_RANK], axes[INFER_MAX_RANK];
-} slice_params;
+#include "slice_plan.h"
 
 static const char *const slice_attrs[] = {"starts", "ends", "axes", NULL};
 
@@ -45,11 +41,6 @@ static infer_status slice_parse(const node *n, void **params) {
   return INFER_OK;
 }
 
-/* The effective start and step of every axis, and the output dims. */
-typedef struct slice_plan {
-  int64_t start[INFER_MAX_RANK], step[INFER_MAX_RANK], dims[INFER_MAX_RANK];
-} slice_plan;
-
 /* Reads optional input i (1-D int32/int64) into v; *count = -1 when absent. */
 static infer_status slice_input(const node *n, const tensor *const *in, int i, const char *what,
                                 int64_t *v, int *count) {
@@ -70,9 +61,8 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-static infer_status slice_make_plan(const node *n, const slice_params *p, const tensor *const *in,
-                                    slice_plan *pl) {
-  const tensor *x = in[0];
+infer_status slice_make_plan(const node *n, const slice_params *p, const tensor *x,
+                             const tensor *const *in, slice_plan *pl) {
   int r = x->rank, ns, ne, na, nst;
   int64_t st[INFER_MAX_RANK], en[INFER_MAX_RANK], ax[INFER_MAX_RANK], sp[INFER_MAX_RANK];
   bool seen[INFER_MAX_RANK] = {false};
@@ -140,12 +130,23 @@ static infer_status slice_make_plan(const node *n, const slice_params *p, const 
   return INFER_OK;
 }
 
+void slice_plan_view(const slice_plan *pl, int rank, const int64_t *dims, int64_t *offset,
+                     int64_t *strides) {
+  int64_t own[INFER_MAX_RANK];
+  dims_strides(rank, dims, own);
+  *offset = 0;
+  for (int i = 0; i < rank; i++) {
+    *offset += pl->start[i] * own[i];
+    strides[i] = pl->step[i] * own[i];
+  }
+}
+
 static infer_status slice_infer(const node *n, const void *params, const tensor *const *in,
                                 tensor *const *out) {
   size_t es;
   slice_plan pl;
   TRY(movement_elem_size("Slice", in[0]->dtype, &es));
-  TRY(slice_make_plan(n, params, in, &pl));
+  TRY(slice_make_plan(n, params, in[0], in, &pl));
   out[0]->dtype = in[0]->dtype;
   out[0]->rank = in[0]->rank;
   memcpy(out[0]->dims, pl.dims, (size_t)in[0]->rank * sizeof pl.dims[0]);
@@ -155,16 +156,12 @@ static infer_status slice_infer(const node *n, const void *params, const tensor 
 static infer_status slice_run(const node *n, const void *params, const tensor *const *in,
                               tensor *const *out, void *ws) {
   slice_plan pl;
-  int64_t in_strides[INFER_MAX_RANK], strides[INFER_MAX_RANK], offset = 0;
+  int64_t strides[INFER_MAX_RANK], offset;
   const tensor *x = in[0];
   size_t es = infer_dtype_size(x->dtype);
-  TRY(slice_make_plan(n, params, in, &pl));
+  TRY(slice_make_plan(n, params, x, in, &pl));
   if (dims_count(x->rank, pl.dims) == 0) return INFER_OK;
-  dims_strides(x->rank, x->dims, in_strides);
-  for (int i = 0; i < x->rank; i++) {
-    offset += pl.start[i] * in_strides[i];
-    strides[i] = pl.step[i] * in_strides[i];
-  }
+  slice_plan_view(&pl, x->rank, x->dims, &offset, strides);
   movement_copy_view(out[0]->data, (const char *)x->data + offset * (int64_t)es, es, x->rank,
                      pl.dims, strides);
   return INFER_OK;

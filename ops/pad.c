@@ -8,17 +8,9 @@
  * works. */
 #include <stdlib.h>
 
+#include "pad_plan.h"
 #include "pad_resize.h"
 #include "reduce_util.h"
-
-enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
-
-typedef struct pad_params {
-  enum pad_mode mode;
-  float value;                        /* opset < 11 */
-  int n_pads;                         /* opset < 11 */
-  int64_t pads[2 * INFER_MAX_RANK];   /* opset < 11 */
-} pad_params;
 
 static const char *const pad_attrs[] = {"mode", "pads", "value", NULL};
 
@@ -59,10 +51,8 @@ static infer_status pad_parse(const node *n, void **params) {
   return INFER_OK;
 }
 
-/* Per-axis begin/end pads of x (negative = crop). */
-static infer_status pad_resolve(const node *n, const pad_params *p, const tensor *const *in,
-                                int64_t *begin, int64_t *end) {
-  const tensor *x = in[0];
+infer_status pad_resolve(const node *n, const pad_params *p, const tensor *x,
+                         const tensor *const *in, int64_t *begin, int64_t *end) {
   int r = x->rank;
   int64_t pads[2 * INFER_MAX_RANK];
   int np, axes_n = r;
@@ -109,6 +99,15 @@ static infer_status pad_resolve(const node *n, const pad_params *p, const tensor
   return INFER_OK;
 }
 
+void pad_region(int rank, const int64_t *dims, const int64_t *begin, const int64_t *end,
+                int64_t *lo, int64_t *ext, int64_t *pb) {
+  for (int i = 0; i < rank; i++) {
+    lo[i] = begin[i] < 0 ? -begin[i] : 0;
+    ext[i] = dims[i] - lo[i] - (end[i] < 0 ? -end[i] : 0);
+    pb[i] = begin[i] > 0 ? begin[i] : 0;
+  }
+}
+
 static infer_status pad_infer(const node *n, const void *params, const tensor *const *in,
                               tensor *const *out) {
   const pad_params *p = params;
@@ -122,7 +121,7 @@ static infer_status pad_infer(const node *n, const void *params, const tensor *c
   if (cv && dims_count(cv->rank, cv->dims) > 1)
     return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: constant_value must be a scalar");
   int64_t b[INFER_MAX_RANK], e[INFER_MAX_RANK];
-  TRY(pad_resolve(n, p, in, b, e));
+  TRY(pad_resolve(n, p, x, in, b, e));
   for (int i = 0; i < x->rank; i++) {
     int64_t d = x->dims[i], crop;
     int64_t kept = d - (b[i] < 0 ? -b[i] : 0) - (e[i] < 0 ? -e[i] : 0);
@@ -167,7 +166,7 @@ static infer_status pad_run(const node *n, const void *params, const tensor *con
   size_t es = infer_dtype_size(x->dtype);
   int r = x->rank;
   int64_t b[INFER_MAX_RANK], e[INFER_MAX_RANK];
-  infer_status st = pad_resolve(n, p, in, b, e);
+  infer_status st = pad_resolve(n, p, x, in, b, e);
   if (st == OP_NEEDS_DATA) return infer_fail(INFER_ERR_RUNTIME, "Pad: pads not available");
   TRY(st);
 
@@ -194,11 +193,7 @@ static infer_status pad_run(const node *n, const void *params, const tensor *con
   }
   int64_t xs[INFER_MAX_RANK], lo[INFER_MAX_RANK], ext[INFER_MAX_RANK], pb[INFER_MAX_RANK];
   dims_strides(r, x->dims, xs);
-  for (int i = 0; i < r; i++) {
-    lo[i] = b[i] < 0 ? -b[i] : 0;
-    ext[i] = x->dims[i] - lo[i] - (e[i] < 0 ? -e[i] : 0);
-    pb[i] = b[i] > 0 ? b[i] : 0;
-  }
+  pad_region(r, x->dims, b, e, lo, ext, pb);
   int last = r - 1;
   int64_t row_len = y->dims[last], rows = total / row_len;
   int64_t idx[INFER_MAX_RANK] = {0};

@@ -17,36 +17,7 @@
 
 #include "pad_resize.h"
 #include "reduce_util.h"
-
-enum resize_mode { RS_NEAREST, RS_LINEAR, RS_CUBIC };
-enum resize_coord {
-  CT_HALF_PIXEL,
-  CT_HALF_PIXEL_SYMMETRIC,
-  CT_PYTORCH_HALF_PIXEL,
-  CT_ALIGN_CORNERS,
-  CT_ASYMMETRIC,
-  CT_TF_HALF_PIXEL_FOR_NN,
-  CT_TF_CROP_AND_RESIZE
-};
-enum resize_nearest { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_SIMPLE };
-enum resize_aspect { KAR_STRETCH, KAR_NOT_LARGER, KAR_NOT_SMALLER };
-
-/* Most filter taps per output coordinate (antialiased downscaling by 1/s needs
- * about 4/s for cubic); beyond that Resize reports unsupported. */
-#define RESIZE_MAX_TAPS 1024
-
-typedef struct resize_params {
-  enum resize_mode mode;
-  enum resize_coord coord;
-  enum resize_nearest nearest;
-  enum resize_aspect aspect;
-  double cubic_a;
-  double extrapolation;
-  bool exclude_outside;
-  bool antialias;
-  int n_axes; /* -1: all axes */
-  int64_t axes[INFER_MAX_RANK];
-} resize_params;
+#include "resize_plan.h"
 
 static const char *const resize_attrs[] = {"mode",
                                            "coordinate_transformation_mode",
@@ -143,23 +114,14 @@ static infer_status resize_parse(const node *n, void **params) {
 
 /* ---- the plan: output size, scale and ROI per axis ------------------------------ */
 
-typedef struct resize_plan {
-  int rank;
-  int64_t in[INFER_MAX_RANK], out[INFER_MAX_RANK];
-  double scale[INFER_MAX_RANK];
-  double roi_start[INFER_MAX_RANK], roi_end[INFER_MAX_RANK];
-  bool active[INFER_MAX_RANK]; /* the axis is not a plain copy */
-} resize_plan;
-
 static const tensor *opt_input(const node *n, const tensor *const *in, int i) {
   if (i >= n->n_inputs || !in[i]) return NULL;
   if (dims_count(in[i]->rank, in[i]->dims) == 0) return NULL; /* empty = not given */
   return in[i];
 }
 
-static infer_status resize_plan_make(const node *n, const resize_params *p,
-                                     const tensor *const *in, resize_plan *pl) {
-  const tensor *x = in[0];
+infer_status resize_plan_make(const node *n, const resize_params *p, const tensor *x,
+                              const tensor *const *in, resize_plan *pl) {
   int r = x->rank;
   pl->rank = r;
   const tensor *roi = NULL, *scales, *sizes = NULL;
@@ -284,7 +246,7 @@ static infer_status resize_infer(const node *n, const void *params, const tensor
                       infer_dtype_name(x->dtype));
   TRY(nr_check_count(x, "Resize"));
   resize_plan pl;
-  TRY(resize_plan_make(n, p, in, &pl));
+  TRY(resize_plan_make(n, p, x, in, &pl));
   out[0]->dtype = x->dtype;
   out[0]->rank = x->rank;
   for (int i = 0; i < x->rank; i++) out[0]->dims[i] = pl.out[i];
@@ -295,10 +257,8 @@ static infer_status resize_infer(const node *n, const void *params, const tensor
 
 /* ---- coordinate mapping and filter taps ----------------------------------------- */
 
-/* Input coordinate of output coordinate x on axis a; *outside set for a
- * tf_crop_and_resize coordinate outside the input (extrapolation_value). */
-static double resize_coord_of(const resize_params *p, const resize_plan *pl, int a, int64_t x,
-                              bool *outside) {
+double resize_coord_of(const resize_params *p, const resize_plan *pl, int a, int64_t x,
+                       bool *outside) {
   double s = pl->scale[a], in = (double)pl->in[a], ow = s * in, xd = (double)x;
   *outside = false;
   switch (p->coord) {
@@ -326,9 +286,7 @@ static double resize_coord_of(const resize_params *p, const resize_plan *pl, int
   return 0.0;
 }
 
-/* Nearest input index of output coordinate x on axis a, or -1 (extrapolate). */
-static int64_t resize_nearest_index(const resize_params *p, const resize_plan *pl, int a,
-                                    int64_t x) {
+int64_t resize_nearest_index(const resize_params *p, const resize_plan *pl, int a, int64_t x) {
   bool outside;
   double xo = resize_coord_of(p, pl, a, x, &outside);
   if (outside) return -1;
@@ -357,11 +315,8 @@ static double cubic_kernel(double x, double A) {
   return 0.0;
 }
 
-/* Filter taps of output coordinate x on axis a: *n input indices (clamped to the
- * input) and weights. Returns false when more than RESIZE_MAX_TAPS are needed;
- * *outside set when the coordinate extrapolates. */
-static bool resize_taps(const resize_params *p, const resize_plan *pl, int a, int64_t x,
-                        int64_t *idx, double *w, int *n, bool *outside) {
+bool resize_taps(const resize_params *p, const resize_plan *pl, int a, int64_t x, int64_t *idx,
+                 double *w, int *n, bool *outside) {
   double xo = resize_coord_of(p, pl, a, x, outside);
   *n = 0;
   if (*outside) return true;
@@ -516,7 +471,7 @@ static infer_status resize_run(const node *n, const void *params, const tensor *
   const tensor *x = in[0];
   tensor *y = out[0];
   resize_plan pl;
-  infer_status st = resize_plan_make(n, p, in, &pl);
+  infer_status st = resize_plan_make(n, p, x, in, &pl);
   if (st == OP_NEEDS_DATA) return infer_fail(INFER_ERR_RUNTIME, "Resize: inputs not available");
   TRY(st);
   if (!dims_equal(y->rank, y->dims, pl.rank, pl.out))

@@ -5,7 +5,11 @@
  *
  * Variadic Sum / Mean / Max / Min accumulate pairwise into the output
  * (out = in0 op in1, then out = out op in_k), as the CPU op does; Mean then
- * divides by the input count. */
+ * divides by the input count.
+ *
+ * BitCast is a device copy, except under fp16 storage where one side of a
+ * float32 <-> 4-byte integer reinterpretation is stored as float16: the float
+ * then goes through k_cast between float16 and the float32 bits. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +29,9 @@ typedef enum ew_kind {
   EW_MEAN,     /* ADD folded, then a division */
   EW_CLIP,
   EW_WHERE,
-  EW_CAST /* Cast and CastLike: the output's dtype */
+  EW_CAST,    /* Cast and CastLike: the output's dtype */
+  EW_BITCAST, /* the bits as attribute `to`'s dtype */
+  EW_SWIGLU   /* swish(in0) * in1, same shapes */
 } ew_kind;
 
 typedef struct ew_entry {
@@ -100,7 +106,15 @@ typedef struct ew_entry {
   X(celu, "Celu", EW_UNARY, K_UN_CELU, 1.0f, 0, 0)                                         \
   X(softsign, "Softsign", EW_UNARY, K_UN_SOFTSIGN, 0, 0, 0)                                \
   X(mish, "Mish", EW_UNARY, K_UN_MISH, 0, 0, 0)                                            \
-  X(thresholded_relu, "ThresholdedRelu", EW_UNARY, K_UN_THRESHOLDED_RELU, 1.0f, 0, 0)
+  X(thresholded_relu, "ThresholdedRelu", EW_UNARY, K_UN_THRESHOLDED_RELU, 1.0f, 0, 0)      \
+  X(swish, "Swish", EW_UNARY, K_UN_SWISH, 1.0f, 0, 0)                                      \
+  X(shrink, "Shrink", EW_UNARY, K_UN_SHRINK, 0.5f, 0, 0) /* alpha: lambd, beta: bias */    \
+  X(swiglu, "SwiGLU", EW_SWIGLU, 0, 1.0f, 0, 0)                                            \
+  X(bitwise_and, "BitwiseAnd", EW_BINARY, K_BIN_BITAND, 0, 0, 0)                           \
+  X(bitwise_or, "BitwiseOr", EW_BINARY, K_BIN_BITOR, 0, 0, 0)                              \
+  X(bitwise_xor, "BitwiseXor", EW_BINARY, K_BIN_BITXOR, 0, 0, 0)                           \
+  X(bitwise_not, "BitwiseNot", EW_UNARY, K_UN_BITNOT, 0, 0, 0)                             \
+  X(bitcast, "BitCast", EW_BITCAST, 0, 0, 0, 0)
 
 #define EW_ENTRY(id, NAME, KIND, KOP, A, B, G) {NAME, KIND, KOP, A, B, G},
 static const ew_entry ew_entries[] = {EW_OPS(EW_ENTRY)};
@@ -189,6 +203,11 @@ static infer_status prep_unary(const node *n, const ew_entry *e, ew_state *s,
   s->dtype = (int)in[0]->dtype;
   if (!k_ew_unary_supported(s->kop, s->dtype)) return unsupported_dtype(e->name, in[0]->dtype);
   TRY(check_out(e->name, out[0], k_ew_unary_out_dtype(s->kop, s->dtype)));
+  if (s->kop == K_UN_SHRINK) {
+    TRY(attr_get_float(n, "lambd", e->alpha, &s->p.alpha));
+    TRY(attr_get_float(n, "bias", e->beta, &s->p.beta));
+    return INFER_OK;
+  }
   TRY(attr_get_float(n, "alpha", e->alpha, &s->p.alpha));
   TRY(attr_get_float(n, "beta", e->beta, &s->p.beta));
   TRY(attr_get_float(n, "gamma", e->gamma, &s->p.gamma));
@@ -321,6 +340,56 @@ static infer_status prep_cast(const ew_entry *e, ew_state *s, const tensor *cons
   return INFER_OK;
 }
 
+static infer_status prep_swiglu(const node *n, const ew_entry *e, ew_state *s,
+                                const tensor *const *in, tensor *const *out) {
+  TRY(same_dtypes(e->name, 2, in));
+  if (!dims_equal(in[0]->rank, in[0]->dims, in[1]->rank, in[1]->dims)) {
+    char a[128], b[128];
+    return infer_fail(INFER_ERR_INVALID_MODEL, "SwiGLU: A of shape %s and B of shape %s differ",
+                      dims_format(in[0]->rank, in[0]->dims, a, sizeof a),
+                      dims_format(in[1]->rank, in[1]->dims, b, sizeof b));
+  }
+  s->dtype = (int)in[0]->dtype;
+  if (!k_ew_swiglu_supported(s->dtype)) return unsupported_dtype(e->name, in[0]->dtype);
+  TRY(check_out(e->name, out[0], s->dtype));
+  if (s->n != dims_count(in[0]->rank, in[0]->dims))
+    return infer_fail(INFER_ERR_INTERNAL, "SwiGLU on the GPU: output and input sizes differ");
+  return attr_get_float(n, "alpha", e->alpha, &s->p.alpha);
+}
+
+/* Storage dtypes: with fp16 storage a float32 side is float16 on the device
+ * while the other side of a 4-byte BitCast keeps its 4-byte integer dtype. The
+ * float32 bits are then made from / turned into float16 by k_cast, reading or
+ * writing the integer buffer as float32 (dtype / dtype_b: k_cast's view). */
+static infer_status prep_bitcast(const node *n, const ew_entry *e, ew_state *s,
+                                 const tensor *const *in, tensor *const *out) {
+  int64_t to;
+  TRY(attr_get_int(n, "to", -1, &to));
+  size_t in_size = infer_dtype_size(in[0]->dtype), out_size = infer_dtype_size(out[0]->dtype);
+  if (!known_dtype(in[0]->dtype)) return unsupported_dtype(e->name, in[0]->dtype);
+  if (!known_dtype(out[0]->dtype)) return unsupported_dtype(e->name, out[0]->dtype);
+  if (in_size == out_size) {
+    s->copy = true;
+    return INFER_OK;
+  }
+  /* one side is float16 storage of a float32, the other a 4-byte integer */
+  bool in_half = in[0]->dtype == INFER_DTYPE_FLOAT16 && out_size == 4 &&
+                 out[0]->dtype != INFER_DTYPE_FLOAT32;
+  bool out_half = out[0]->dtype == INFER_DTYPE_FLOAT16 && to == INFER_DTYPE_FLOAT32 &&
+                  in_size == 4 && in[0]->dtype != INFER_DTYPE_FLOAT32;
+  if (in_half) {
+    s->dtype = K_F16;
+    s->dtype_b = K_F32;
+  } else if (out_half) {
+    s->dtype = K_F32;
+    s->dtype_b = K_F16;
+  } else {
+    return infer_fail(INFER_ERR_UNSUPPORTED, "BitCast on the GPU: %s stored as %s",
+                      infer_dtype_name(in[0]->dtype), infer_dtype_name(out[0]->dtype));
+  }
+  return INFER_OK;
+}
+
 static infer_status ew_prepare(const cuda_exec *x, const node *n, const void *params,
                                const tensor *const *in, const tensor *const *host_in,
                                tensor *const *out, void **state, int64_t *ws_bytes) {
@@ -340,7 +409,7 @@ static infer_status ew_prepare(const cuda_exec *x, const node *n, const void *pa
   if (!out[0]) return infer_fail(INFER_ERR_INVALID_MODEL, "%s: the output is omitted", e->name);
   int min_in = e->kind == EW_WHERE ? 3 : e->kind == EW_UNARY || e->kind == EW_CLIP ||
                                              e->kind == EW_CAST || e->kind == EW_VARIADIC ||
-                                             e->kind == EW_MEAN
+                                             e->kind == EW_MEAN || e->kind == EW_BITCAST
                                              ? 1
                                              : 2;
   if (n->n_inputs < min_in)
@@ -363,6 +432,8 @@ static infer_status ew_prepare(const cuda_exec *x, const node *n, const void *pa
     case EW_CLIP: return prep_clip(n, e, s, in, out);
     case EW_WHERE: return prep_where(e, s, in, out);
     case EW_CAST: return prep_cast(e, s, in, out);
+    case EW_BITCAST: return prep_bitcast(n, e, s, in, out);
+    case EW_SWIGLU: return prep_swiglu(n, e, s, in, out);
   }
   return infer_fail(INFER_ERR_INTERNAL, "%s: unknown kind", e->name);
 }
@@ -413,7 +484,11 @@ static infer_status ew_run(const cuda_exec *x, const node *n, const void *params
                                  &s->geom[0], st));
       break;
     case EW_CAST:
+    case EW_BITCAST: /* (a copy unless fp16 storage is involved) */
       CUDA_LAUNCH_TRY(k_cast(s->dtype, in[0]->data, s->dtype_b, y, s->n, st));
+      break;
+    case EW_SWIGLU:
+      CUDA_LAUNCH_TRY(k_ew_swiglu(s->dtype, in[0]->data, in[1]->data, y, s->n, s->p.alpha, st));
       break;
   }
   return INFER_OK;

@@ -10,7 +10,6 @@
  * Resize scales and filter taps, Split sizes) is computed once in prepare; a
  * non-constant input of that kind is INFER_ERR_UNSUPPORTED. Gather indices are
  * run-time data: an index out of range writes zeros (see kernels/gather.h). */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +18,9 @@
 #include "../../kernels/gather.h"
 #include "../../kernels/pad_resize.h"
 #include "../cuda_op.h"
+#include "../pad_plan.h"
+#include "../resize_plan.h"
+#include "../slice_plan.h"
 
 #define STREAM(x) ((cudaStream_t)(x)->stream)
 
@@ -558,88 +560,33 @@ typedef struct slice_state {
   int64_t dims[INFER_MAX_RANK], strides[INFER_MAX_RANK];
 } slice_state;
 
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-/* Optional input i read from its host copy; *count = -1 when absent. */
-static infer_status slice_ints(const node *n, const tensor *const *in,
-                               const tensor *const *host_in, int i, const char *what, int64_t *v,
-                               int *count) {
-  *count = -1;
-  if (!input_given(n, in, i)) return INFER_OK;
-  if (!host_in[i])
-    return infer_fail(INFER_ERR_UNSUPPORTED, "Slice on the GPU: %s must be a constant", what);
-  return tensor_read_ints(host_in[i], what, v, INFER_MAX_RANK, count);
-}
-
+/* The CPU's plan (ops/movement_slice.c) from the host copies of starts, ends, axes
+ * and steps (opset 10+); each given one must be a constant. */
 static infer_status slice_prepare(const cuda_exec *x, const node *n, const void *params,
                                   const tensor *const *in, const tensor *const *host_in,
                                   tensor *const *out, void **state, int64_t *ws_bytes) {
+  static const char *const names[] = {NULL, "starts", "ends", "axes", "steps"};
   slice_state *s;
+  slice_plan pl;
   const tensor *t = in[0];
-  int r = t->rank, ns, ne, na, nst = -1;
-  int64_t es, st[INFER_MAX_RANK], en[INFER_MAX_RANK], ax[INFER_MAX_RANK], sp[INFER_MAX_RANK];
-  int64_t start[INFER_MAX_RANK], step[INFER_MAX_RANK], own[INFER_MAX_RANK];
-  bool seen[INFER_MAX_RANK] = {false};
+  int r = t->rank;
+  int64_t es;
   TRY(elem_size_of("Slice", t, &es));
   NEW_STATE(s, sizeof *s);
-  if (n->opset < 10) {
-    const int64_t *a, *b, *c;
-    TRY(attr_get_ints(n, "starts", &a, &ns));
-    TRY(attr_get_ints(n, "ends", &b, &ne));
-    TRY(attr_get_ints(n, "axes", &c, &na));
-    if (ns < 0 || ns != ne || ns > INFER_MAX_RANK || (na >= 0 && na != ns))
-      return infer_fail(INFER_ERR_INVALID_MODEL, "Slice: invalid starts/ends/axes");
-    memcpy(st, a, sizeof(int64_t) * (size_t)ns);
-    memcpy(en, b, sizeof(int64_t) * (size_t)ns);
-    if (na > 0) memcpy(ax, c, sizeof(int64_t) * (size_t)na);
-  } else {
-    TRY(slice_ints(n, in, host_in, 1, "starts", st, &ns));
-    TRY(slice_ints(n, in, host_in, 2, "ends", en, &ne));
-    TRY(slice_ints(n, in, host_in, 3, "axes", ax, &na));
-    TRY(slice_ints(n, in, host_in, 4, "steps", sp, &nst));
-    if (ns < 0 || ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
-      return infer_fail(INFER_ERR_INVALID_MODEL, "Slice: invalid starts/ends/axes/steps");
-  }
-  if (ns > r) return infer_fail(INFER_ERR_INVALID_MODEL, "Slice: %d axes for rank %d", ns, r);
-  for (int i = 0; i < r; i++) {
-    start[i] = 0;
-    step[i] = 1;
-    s->dims[i] = t->dims[i];
-  }
-  for (int i = 0; i < ns; i++) {
-    int a;
-    TRY(axis_normalize(na >= 0 ? ax[i] : i, r, "Slice axis", &a));
-    if (seen[a]) return infer_fail(INFER_ERR_INVALID_MODEL, "Slice: axis %d repeated", a);
-    seen[a] = true;
-    int64_t stp = nst >= 0 ? sp[i] : 1, d = t->dims[a], b = st[i], e = en[i], len;
-    if (stp == 0) return infer_fail(INFER_ERR_INVALID_MODEL, "Slice: step 0 on axis %d", a);
-    if (b < 0) b += d;
-    if (e < 0) e += d;
-    if (stp > 0) {
-      b = clamp64(b, 0, d);
-      e = clamp64(e, 0, d);
-      len = e > b ? (e - b - 1) / stp + 1 : 0;
-    } else {
-      b = clamp64(b, 0, d - 1);
-      e = clamp64(e, -1, d - 1);
-      int64_t back = stp == INT64_MIN ? INT64_MAX : -stp;
-      len = (d > 0 && b > e) ? (b - e - 1) / back + 1 : 0;
-    }
-    if (len <= 1) stp = stp > 0 ? 1 : -1;
-    if (len == 0) b = 0;
-    start[a] = b;
-    step[a] = stp;
-    s->dims[a] = len;
-  }
-  if (!dims_equal(out[0]->rank, out[0]->dims, r, s->dims))
+  if (n->opset >= 10)
+    for (int i = 1; i <= 4; i++)
+      if (input_given(n, in, i) && !host_in[i])
+        return infer_fail(INFER_ERR_UNSUPPORTED, "Slice on the GPU: %s must be a constant",
+                          names[i]);
+  infer_status st = slice_make_plan(n, params, t, host_in, &pl);
+  if (st == OP_NEEDS_DATA)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Slice on the GPU: starts/ends/axes/steps unknown");
+  TRY(st);
+  if (!dims_equal(out[0]->rank, out[0]->dims, r, pl.dims))
     return infer_fail(INFER_ERR_INTERNAL, "Slice on the GPU: output shape differs from the plan");
-  dims_strides(r, t->dims, own);
   s->rank = r;
-  s->offset = 0;
-  for (int i = 0; i < r; i++) {
-    s->offset += start[i] * own[i];
-    s->strides[i] = step[i] * own[i];
-  }
+  memcpy(s->dims, pl.dims, sizeof(int64_t) * (size_t)r);
+  slice_plan_view(&pl, r, t->dims, &s->offset, s->strides);
   return INFER_OK;
 }
 
@@ -762,14 +709,18 @@ typedef struct pad_state {
   unsigned char cval[16];
 } pad_state;
 
+/* The CPU's resolution (ops/pad.c) from the host copies of pads and axes (opset 11+),
+ * which must be constants; the constant value converted to the storage dtype here. */
 static infer_status pad_prepare(const cuda_exec *x, const node *n, const void *params,
                                 const tensor *const *in, const tensor *const *host_in,
                                 tensor *const *out, void **state, int64_t *ws_bytes) {
+  static const int modes[] = {[PAD_CONSTANT] = K_PAD_CONSTANT, [PAD_REFLECT] = K_PAD_REFLECT,
+                              [PAD_EDGE] = K_PAD_EDGE, [PAD_WRAP] = K_PAD_WRAP};
+  const pad_params *p = params;
   pad_state *s;
   const tensor *t = in[0];
-  const char *mode;
-  int r = t->rank, np, axes_n = r, axes[INFER_MAX_RANK];
-  int64_t es, pads[2 * INFER_MAX_RANK], b[INFER_MAX_RANK], e[INFER_MAX_RANK];
+  int r = t->rank;
+  int64_t es, b[INFER_MAX_RANK], e[INFER_MAX_RANK];
   TRY(elem_size_of("Pad", t, &es));
   if (es > 8)
     return infer_fail(INFER_ERR_UNSUPPORTED, "Pad on the GPU: dtype %s is not supported",
@@ -777,40 +728,14 @@ static infer_status pad_prepare(const cuda_exec *x, const node *n, const void *p
   NEW_STATE(s, sizeof *s);
   s->es = (int)es;
   s->rank = r;
-  TRY(attr_get_string(n, "mode", "constant", &mode));
-  if (strcmp(mode, "constant") == 0) s->mode = K_PAD_CONSTANT;
-  else if (strcmp(mode, "reflect") == 0) s->mode = K_PAD_REFLECT;
-  else if (strcmp(mode, "edge") == 0) s->mode = K_PAD_EDGE;
-  else if (strcmp(mode, "wrap") == 0) s->mode = K_PAD_WRAP;
-  else return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: mode '%s' is not valid", mode);
-  for (int i = 0; i < r; i++) axes[i] = i;
+  s->mode = modes[p->mode];
   if (n->opset < 11) {
-    const int64_t *v;
-    float value;
-    TRY(attr_get_ints(n, "pads", &v, &np));
-    if (np < 0 || np > 2 * INFER_MAX_RANK)
-      return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: invalid 'pads'");
-    memcpy(pads, v, sizeof(int64_t) * (size_t)np);
-    TRY(attr_get_float(n, "value", 0.0f, &value));
-    elem_from_f64(out[0]->dtype, value, s->cval);
+    elem_from_f64(out[0]->dtype, p->value, s->cval);
   } else {
-    if (!input_given(n, in, 1))
-      return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: input 'pads' is required");
-    if (!host_in[1])
+    if (input_given(n, in, 1) && !host_in[1])
       return infer_fail(INFER_ERR_UNSUPPORTED, "Pad on the GPU: pads must be a constant");
-    TRY(tensor_read_ints(host_in[1], "Pad pads", pads, 2 * INFER_MAX_RANK, &np));
-    if (input_given(n, in, 3)) {
-      int64_t raw[INFER_MAX_RANK];
-      bool seen[INFER_MAX_RANK] = {false};
-      if (!host_in[3])
-        return infer_fail(INFER_ERR_UNSUPPORTED, "Pad on the GPU: axes must be a constant");
-      TRY(tensor_read_ints(host_in[3], "Pad axes", raw, INFER_MAX_RANK, &axes_n));
-      for (int i = 0; i < axes_n; i++) {
-        TRY(axis_normalize(raw[i], r, "Pad axes entry", &axes[i]));
-        if (seen[axes[i]]) return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: axis repeated");
-        seen[axes[i]] = true;
-      }
-    }
+    if (input_given(n, in, 3) && !host_in[3])
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Pad on the GPU: axes must be a constant");
     if (input_given(n, in, 2)) {
       int64_t c = dims_count(in[2]->rank, in[2]->dims);
       if (c > 1) return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: constant_value must be a scalar");
@@ -825,17 +750,12 @@ static infer_status pad_prepare(const cuda_exec *x, const node *n, const void *p
       }
     }
   }
-  if (np != 2 * axes_n)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "Pad: %d pads for %d axes", np, axes_n);
-  for (int i = 0; i < r; i++) b[i] = e[i] = 0;
-  for (int i = 0; i < axes_n; i++) {
-    b[axes[i]] = pads[i];
-    e[axes[i]] = pads[axes_n + i];
-  }
+  infer_status st = pad_resolve(n, p, t, host_in, b, e);
+  if (st == OP_NEEDS_DATA)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Pad on the GPU: pads/axes unknown");
+  TRY(st);
+  pad_region(r, t->dims, b, e, s->lo, s->ext, s->pb);
   for (int i = 0; i < r; i++) {
-    s->lo[i] = b[i] < 0 ? -b[i] : 0;
-    s->ext[i] = t->dims[i] - s->lo[i] - (e[i] < 0 ? -e[i] : 0);
-    s->pb[i] = b[i] > 0 ? b[i] : 0;
     if (s->ext[i] < 0 || out[0]->dims[i] != s->ext[i] + s->pb[i] + (e[i] > 0 ? e[i] : 0))
       return infer_fail(INFER_ERR_INTERNAL, "Pad on the GPU: output shape differs on axis %d", i);
     if (s->mode != K_PAD_CONSTANT && s->ext[i] == 0 && out[0]->dims[i] > 0)
@@ -862,300 +782,26 @@ static const cuda_op cuda_pad = {.name = "Pad", .prepare = pad_prepare, .run = p
  * per-axis tap tables (indices, weights, an outside flag) for separable passes,
  * last axis first, accumulating in float (double for float64 and integers). */
 
-enum gr_mode { GR_NEAREST, GR_LINEAR, GR_CUBIC };
-enum gr_coord {
-  GR_HALF_PIXEL,
-  GR_HALF_PIXEL_SYMMETRIC,
-  GR_PYTORCH_HALF_PIXEL,
-  GR_ALIGN_CORNERS,
-  GR_ASYMMETRIC,
-  GR_TF_HALF_PIXEL_FOR_NN,
-  GR_TF_CROP_AND_RESIZE
-};
-enum gr_nearest { GR_ROUND_PREFER_FLOOR, GR_ROUND_PREFER_CEIL, GR_FLOOR, GR_CEIL, GR_SIMPLE };
-enum gr_aspect { GR_STRETCH, GR_NOT_LARGER, GR_NOT_SMALLER };
-
-#define GR_MAX_TAPS 1024 /* as RESIZE_MAX_TAPS in ops/resize.c */
-
-typedef struct gr_params {
-  int mode, coord, nearest, aspect;
-  double cubic_a, extrapolation;
-  bool exclude_outside, antialias;
-  int n_axes; /* -1: all */
-  const int64_t *axes;
-} gr_params;
-
-typedef struct gr_plan {
-  int rank;
-  int64_t in[INFER_MAX_RANK], out[INFER_MAX_RANK];
-  double scale[INFER_MAX_RANK], roi_start[INFER_MAX_RANK], roi_end[INFER_MAX_RANK];
-  bool active[INFER_MAX_RANK];
-} gr_plan;
-
-static infer_status gr_pick(const node *n, const char *name, const char *def,
-                            const char *const *names, int count, int *out) {
-  const char *v;
-  TRY(attr_get_string(n, name, def, &v));
-  for (int i = 0; i < count; i++)
-    if (strcmp(v, names[i]) == 0) {
-      *out = i;
-      return INFER_OK;
-    }
-  return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: %s '%s' is not valid", name, v);
+static bool given_nonempty(const node *n, const tensor *const *in, int i) {
+  return input_given(n, in, i) && dims_count(in[i]->rank, in[i]->dims) != 0;
 }
 
-static infer_status gr_parse(const node *n, gr_params *p) {
-  static const char *const modes[] = {"nearest", "linear", "cubic"};
-  static const char *const coords[] = {"half_pixel",    "half_pixel_symmetric",
-                                       "pytorch_half_pixel", "align_corners",
-                                       "asymmetric",    "tf_half_pixel_for_nn",
-                                       "tf_crop_and_resize"};
-  static const char *const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                         "ceil"};
-  static const char *const aspects[] = {"stretch", "not_larger", "not_smaller"};
-  float f;
-  int64_t i;
-  memset(p, 0, sizeof *p);
-  TRY(gr_pick(n, "mode", "nearest", modes, n->opset >= 11 ? 3 : 2, &p->mode));
-  TRY(gr_pick(n, "coordinate_transformation_mode", "half_pixel", coords, 7, &p->coord));
-  if (n->opset < 11) p->coord = GR_ASYMMETRIC;
-  TRY(gr_pick(n, "nearest_mode", "round_prefer_floor", nearests, 4, &p->nearest));
-  if (n->opset < 11) p->nearest = GR_SIMPLE;
-  TRY(gr_pick(n, "keep_aspect_ratio_policy", "stretch", aspects, 3, &p->aspect));
-  TRY(attr_get_float(n, "cubic_coeff_a", -0.75f, &f));
-  p->cubic_a = f;
-  TRY(attr_get_float(n, "extrapolation_value", 0.0f, &f));
-  p->extrapolation = f;
-  TRY(attr_get_int(n, "exclude_outside", 0, &i));
-  p->exclude_outside = i != 0;
-  TRY(attr_get_int(n, "antialias", 0, &i));
-  p->antialias = i != 0 && p->mode != GR_NEAREST;
-  TRY(attr_get_ints(n, "axes", &p->axes, &p->n_axes));
-  if (p->n_axes > INFER_MAX_RANK)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: too many axes");
-  return INFER_OK;
-}
-
-/* Index of a given (non-empty) optional input, or -1. */
-static int gr_opt(const node *n, const tensor *const *in, int i) {
-  if (!input_given(n, in, i) || dims_count(in[i]->rank, in[i]->dims) == 0) return -1;
-  return i;
-}
-
-static infer_status gr_plan_make(const node *n, const gr_params *p, const tensor *const *in,
-                                 const tensor *const *host_in, gr_plan *pl) {
-  const tensor *x = in[0];
-  int r = x->rank, roi_i = -1, scales_i, sizes_i = -1;
-  pl->rank = r;
-  if (n->opset < 11) {
-    scales_i = gr_opt(n, in, 1);
-  } else {
-    roi_i = gr_opt(n, in, 1);
-    scales_i = gr_opt(n, in, 2);
-    sizes_i = gr_opt(n, in, 3);
-  }
-  if ((scales_i < 0) == (sizes_i < 0))
-    return infer_fail(INFER_ERR_INVALID_MODEL,
-                      "Resize: exactly one of 'scales' and 'sizes' must be given");
-  int axes[INFER_MAX_RANK], na = r;
-  bool listed[INFER_MAX_RANK] = {false};
-  if (p->n_axes >= 0) {
-    na = p->n_axes;
-    for (int i = 0; i < na; i++) {
-      TRY(axis_normalize(p->axes[i], r, "Resize axes entry", &axes[i]));
-      if (listed[axes[i]]) return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: axis repeated");
-      listed[axes[i]] = true;
-    }
-  } else {
-    for (int i = 0; i < r; i++) axes[i] = i, listed[i] = true;
-  }
-  const tensor *scales = scales_i >= 0 ? host_in[scales_i] : NULL;
-  const tensor *sizes = sizes_i >= 0 ? host_in[sizes_i] : NULL;
-  if (!scales && !sizes)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: %s must be a constant",
-                      scales_i >= 0 ? "scales" : "sizes");
-  const tensor *given = scales ? scales : sizes;
-  if (given->rank != 1 || dims_count(given->rank, given->dims) != na)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: %s has the wrong length",
-                      scales ? "scales" : "sizes");
-  for (int i = 0; i < r; i++) {
-    pl->in[i] = pl->out[i] = x->dims[i];
-    pl->scale[i] = 1.0;
-    pl->roi_start[i] = 0.0;
-    pl->roi_end[i] = 1.0;
-  }
-  if (scales) {
-    if (!dtype_is_float(scales->dtype))
-      return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: scales must be float");
-    for (int i = 0; i < na; i++) {
-      double s = tensor_get_f64(scales, i);
-      int a = axes[i];
-      if (!(s > 0.0) || !isfinite(s))
-        return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: scale %g is not positive", s);
-      double o = floor(s * (double)pl->in[a]);
-      if (!(o < 9.0e18)) return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: scale too large");
-      pl->scale[a] = s;
-      pl->out[a] = (int64_t)o;
-    }
-  } else {
-    if (sizes->dtype != INFER_DTYPE_INT64)
-      return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: sizes must be int64");
-    for (int i = 0; i < na; i++) {
-      int64_t o = tensor_get_i64(sizes, i);
-      int a = axes[i];
-      if (o < 0) return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: negative size");
-      if (pl->in[a] == 0 && o != 0)
-        return infer_fail(INFER_ERR_UNSUPPORTED, "Resize: cannot resize the empty axis %d", a);
-      pl->out[a] = o;
-      pl->scale[a] = pl->in[a] ? (double)o / (double)pl->in[a] : 1.0;
-    }
-    if (p->aspect != GR_STRETCH) {
-      double common = p->aspect == GR_NOT_LARGER ? INFINITY : 0.0;
-      for (int i = 0; i < na; i++) {
-        double s = pl->scale[axes[i]];
-        common = p->aspect == GR_NOT_LARGER ? fmin(common, s) : fmax(common, s);
-      }
-      for (int i = 0; i < na; i++) {
-        int a = axes[i];
-        double o = common * (double)pl->in[a] + 0.5;
-        if (!(o < 9.0e18)) return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: axis too large");
-        pl->scale[a] = common;
-        pl->out[a] = (int64_t)o;
-      }
-    }
-  }
-  if (p->coord == GR_TF_CROP_AND_RESIZE) {
-    if (roi_i < 0)
-      return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: tf_crop_and_resize needs 'roi'");
-    const tensor *roi = host_in[roi_i];
-    if (!roi) return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: roi must be a constant");
-    if (!dtype_is_float(roi->dtype) || dims_count(roi->rank, roi->dims) != 2 * na)
-      return infer_fail(INFER_ERR_INVALID_MODEL, "Resize: roi must hold %d floats", 2 * na);
-    for (int i = 0; i < na; i++) {
-      pl->roi_start[axes[i]] = tensor_get_f64(roi, i);
-      pl->roi_end[axes[i]] = tensor_get_f64(roi, na + i);
-    }
-  }
-  for (int i = 0; i < r; i++) {
-    pl->active[i] = listed[i] && (pl->out[i] != pl->in[i] || pl->scale[i] != 1.0 ||
-                                  p->coord == GR_TF_CROP_AND_RESIZE ||
-                                  p->coord == GR_TF_HALF_PIXEL_FOR_NN);
-    if (pl->active[i] && pl->in[i] == 0 && pl->out[i] != 0)
-      return infer_fail(INFER_ERR_UNSUPPORTED, "Resize: cannot resize the empty axis %d", i);
-  }
-  return INFER_OK;
-}
-
-static double gr_coord_of(const gr_params *p, const gr_plan *pl, int a, int64_t x, bool *outside) {
-  double s = pl->scale[a], in = (double)pl->in[a], ow = s * in, xd = (double)x;
-  *outside = false;
-  switch (p->coord) {
-    case GR_HALF_PIXEL: return (xd + 0.5) / s - 0.5;
-    case GR_HALF_PIXEL_SYMMETRIC: {
-      double adjustment = (double)pl->out[a] / ow, center = in / 2;
-      double offset = center * (1 - adjustment);
-      return offset + (xd + 0.5) / s - 0.5;
-    }
-    case GR_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (xd + 0.5) / s - 0.5;
-    case GR_ALIGN_CORNERS: return ow == 1 ? 0.0 : xd * (in - 1) / (ow - 1);
-    case GR_ASYMMETRIC: return xd / s;
-    case GR_TF_HALF_PIXEL_FOR_NN: return (xd + 0.5) / s;
-    case GR_TF_CROP_AND_RESIZE: {
-      double r0 = pl->roi_start[a], r1 = pl->roi_end[a], v;
-      if (ow == 1)
-        v = (r1 - r0) * (in - 1) / 2;
-      else
-        v = xd * (r1 - r0) * (in - 1) / (ow - 1);
-      v += r0 * (in - 1);
-      *outside = !(v >= 0 && v <= in - 1);
-      return v;
-    }
-  }
-  return 0.0;
-}
-
-static int64_t gr_nearest_index(const gr_params *p, const gr_plan *pl, int a, int64_t x) {
-  bool outside;
-  double xo = gr_coord_of(p, pl, a, x, &outside);
-  if (outside) return -1;
-  int64_t in = pl->in[a];
-  xo = fmax(-2.0, fmin(xo, (double)in + 1.0));
-  double fl = floor(xo), ratio = xo - fl;
-  bool up = false;
-  if (ratio != 0.0) {
-    switch (p->nearest) {
-      case GR_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
-      case GR_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
-      case GR_FLOOR: up = false; break;
-      case GR_CEIL: up = true; break;
-      case GR_SIMPLE: up = pl->scale[a] < 1.0; break;
-    }
-  }
-  int64_t i = (int64_t)fl + (up ? 1 : 0);
-  return i < 0 ? 0 : (i >= in ? in - 1 : i);
-}
-
-static double gr_cubic(double x, double A) {
-  x = fabs(x);
-  double x2 = x * x, x3 = x * x2;
-  if (x <= 1) return (A + 2) * x3 - (A + 3) * x2 + 1;
-  if (x < 2) return A * x3 - 5 * A * x2 + 8 * A * x - 4 * A;
-  return 0.0;
-}
-
-/* Filter taps of output coordinate x on axis a (as resize_taps in ops/resize.c). */
-static bool gr_taps(const gr_params *p, const gr_plan *pl, int a, int64_t x, int64_t *idx,
-                    double *w, int *n, bool *outside) {
-  double xo = gr_coord_of(p, pl, a, x, outside);
-  *n = 0;
-  if (*outside) return true;
-  int64_t in = pl->in[a];
-  xo = fmax(-4.0, fmin(xo, (double)in + 3.0));
-  double fl = floor(xo);
-  double ratio = xo == fl ? 1.0 : xo - fl;
-  int count;
-  double s = fmin(pl->scale[a], 1.0);
-  if (p->mode == GR_LINEAR && !p->antialias) {
-    count = 2;
-    w[0] = 1 - ratio;
-    w[1] = ratio;
-  } else if (p->mode == GR_CUBIC && !p->antialias) {
-    double A = p->cubic_a, r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
-    count = 4;
-    w[0] = ((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A;
-    w[1] = ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1;
-    w[2] = ((A + 2) * q - (A + 3)) * q * q + 1;
-    w[3] = ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A;
-  } else {
-    double reach = p->mode == GR_LINEAR ? 1.0 : 2.0;
-    double st = floor(-reach / s) + 1;
-    if (2 - 2 * st > GR_MAX_TAPS) return false;
-    int start = (int)st;
-    count = 2 - 2 * start;
-    double sum = 0.0;
-    for (int k = 0; k < count; k++) {
-      double arg = s * ((double)(start + k) - ratio);
-      w[k] = p->mode == GR_LINEAR ? fmin(fmax(1 - fabs(arg), 0.0), 1.0) : gr_cubic(arg, p->cubic_a);
-      sum += w[k];
-    }
-    for (int k = 0; k < count; k++) w[k] /= sum;
-  }
-  int64_t half = count / 2, base = (int64_t)(xo - ratio);
-  int64_t sp = base + 1, limit = in;
-  if (sp < 0) sp = 0;
-  if (sp > limit) sp = limit;
-  double kept = 0.0;
-  for (int k = 0; k < count; k++) {
-    int64_t di = sp + k - half;
-    bool out_of_input = di < 0 || di >= in;
-    if (p->exclude_outside && out_of_input) w[k] = 0.0;
-    kept += w[k];
-    idx[k] = di < 0 ? 0 : (di >= in ? in - 1 : di);
-  }
-  if (p->exclude_outside)
-    for (int k = 0; k < count; k++) w[k] /= kept;
-  *n = count;
-  return true;
+/* The CPU's plan (ops/resize.c) from the host copies of scales or sizes, and of roi
+ * where tf_crop_and_resize uses it; those must be constants. */
+static infer_status gr_plan_make(const node *n, const resize_params *p, const tensor *const *in,
+                                 const tensor *const *host_in, resize_plan *pl) {
+  int first = n->opset < 11 ? 1 : 2, last = n->opset < 11 ? 1 : 3;
+  for (int i = first; i <= last; i++)
+    if (given_nonempty(n, in, i) && !host_in[i])
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: %s must be a constant",
+                        i == 3 ? "sizes" : "scales");
+  if (n->opset >= 11 && p->coord == CT_TF_CROP_AND_RESIZE && given_nonempty(n, in, 1) &&
+      !host_in[1])
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: roi must be a constant");
+  infer_status st = resize_plan_make(n, p, in[0], host_in, pl);
+  if (st == OP_NEEDS_DATA)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: roi/scales/sizes unknown");
+  return st;
 }
 
 typedef struct gr_pass {
@@ -1185,10 +831,10 @@ static void resize_release(void *p) {
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 /* Per-axis tap tables of the active axes (last first) in one host block. */
-static infer_status gr_build_passes(const gr_params *p, const gr_plan *pl, resize_state *s,
+static infer_status gr_build_passes(const resize_params *p, const resize_plan *pl, resize_state *s,
                                     unsigned char **block, size_t *bytes) {
-  int64_t cur[INFER_MAX_RANK], tidx[GR_MAX_TAPS];
-  double tw[GR_MAX_TAPS];
+  int64_t cur[INFER_MAX_RANK], tidx[RESIZE_MAX_TAPS];
+  double tw[RESIZE_MAX_TAPS];
   size_t size = 0;
   unsigned char *b = NULL;
   memcpy(cur, pl->in, sizeof cur);
@@ -1201,10 +847,10 @@ static infer_status gr_build_passes(const gr_params *p, const gr_plan *pl, resiz
     int taps = 1, count;
     bool outside;
     for (int64_t o = 0; o < out_a; o++) {
-      if (!gr_taps(p, pl, a, o, tidx, tw, &count, &outside)) {
+      if (!resize_taps(p, pl, a, o, tidx, tw, &count, &outside)) {
         st = infer_fail(INFER_ERR_UNSUPPORTED,
                         "Resize: antialiased downscale on axis %d needs more than %d taps", a,
-                        GR_MAX_TAPS);
+                        RESIZE_MAX_TAPS);
         break;
       }
       if (count > taps) taps = count;
@@ -1233,7 +879,7 @@ static infer_status gr_build_passes(const gr_params *p, const gr_plan *pl, resiz
     double *tw_all = (double *)(b + ps->w_off);
     uint8_t *to = b + ps->outside_off;
     for (int64_t o = 0; o < out_a; o++) {
-      gr_taps(p, pl, a, o, tidx, tw, &count, &outside);
+      resize_taps(p, pl, a, o, tidx, tw, &count, &outside);
       to[o] = outside;
       for (int k = 0; k < count; k++) {
         ti[o * taps + k] = tidx[k];
@@ -1253,9 +899,9 @@ static infer_status gr_build_passes(const gr_params *p, const gr_plan *pl, resiz
 static infer_status resize_prepare(const cuda_exec *x, const node *n, const void *params,
                                    const tensor *const *in, const tensor *const *host_in,
                                    tensor *const *out, void **state, int64_t *ws_bytes) {
+  const resize_params *p = params;
   resize_state *s;
-  gr_params p;
-  gr_plan pl;
+  resize_plan pl;
   int64_t es;
   const tensor *t = in[0];
   TRY(elem_size_of("Resize", t, &es));
@@ -1263,16 +909,15 @@ static infer_status resize_prepare(const cuda_exec *x, const node *n, const void
     return infer_fail(INFER_ERR_UNSUPPORTED, "Resize on the GPU: dtype %s is not supported",
                       infer_dtype_name(t->dtype));
   NEW_STATE(s, sizeof *s);
-  TRY(gr_parse(n, &p));
-  TRY(gr_plan_make(n, &p, in, host_in, &pl));
+  TRY(gr_plan_make(n, p, in, host_in, &pl));
   if (!dims_equal(out[0]->rank, out[0]->dims, pl.rank, pl.out))
     return infer_fail(INFER_ERR_INTERNAL, "Resize on the GPU: output shape differs from the plan");
   s->rank = pl.rank;
   s->es = (int)es;
-  s->nearest = p.mode == GR_NEAREST;
-  s->extrapolation = p.extrapolation;
+  s->nearest = p->mode == RS_NEAREST;
+  s->extrapolation = p->extrapolation;
   s->total_out = dims_count(pl.rank, pl.out);
-  elem_from_f64(out[0]->dtype, p.extrapolation, s->ext);
+  elem_from_f64(out[0]->dtype, p->extrapolation, s->ext);
   if (s->total_out == 0 || pl.rank == 0) return INFER_OK;
   if (s->nearest) {
     int64_t total = 0, k = 0;
@@ -1281,7 +926,7 @@ static infer_status resize_prepare(const cuda_exec *x, const node *n, const void
     if (!table) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
     for (int d = 0; d < pl.rank; d++)
       for (int64_t o = 0; o < pl.out[d]; o++)
-        table[k++] = pl.active[d] ? gr_nearest_index(&p, &pl, d, o) : o;
+        table[k++] = pl.active[d] ? resize_nearest_index(p, &pl, d, o) : o;
     infer_status st = upload(table, total * (int64_t)sizeof(int64_t), &s->dev);
     free(table);
     return st;
@@ -1292,7 +937,7 @@ static infer_status resize_prepare(const cuda_exec *x, const node *n, const void
                       infer_dtype_name(t->dtype));
   unsigned char *block = NULL;
   size_t bytes = 0;
-  TRY(gr_build_passes(&p, &pl, s, &block, &bytes));
+  TRY(gr_build_passes(p, &pl, s, &block, &bytes));
   infer_status st = s->n_pass > 0 ? upload(block, (int64_t)bytes, &s->dev) : INFER_OK;
   free(block);
   TRY(st);

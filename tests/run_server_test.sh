@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# run_server_test.sh SERVER_BIN CLIENT_BIN MODEL_DIR
+#
+# End-to-end test of infer-server (tools/server) on MODEL_DIR/sample.onnx, loopback only:
+#   1. starts the server on 127.0.0.1 with --port 0 (the system picks a free port, the
+#      server prints it), waits for GET /v2/health/live;
+#   2. health, readiness, server and model metadata; 404 / 405 answers;
+#   3. one inference on sample_input.npy compared with sample_output.npy (1e-5) by
+#      CLIENT_BIN (tests/server_client.c), then a load run: 500 requests over 8
+#      connections, every answer checked, requests/s and latency percentiles printed;
+#   4. bad requests, each 400 with its {"error"} message: bad JSON, unknown input,
+#      missing input, wrong datatype, wrong shape, data count mismatch, non-numeric data,
+#      unknown output; oversized bodies 413 (announced by Content-Length, and chunked);
+#   5. SIGTERM: the server must exit 0 and say it stopped;
+#   6. a second server with one worker, a queue of one and a 300 ms delay per run:
+#      a burst of 6 simultaneous requests must give matching 200s and 503s (queue full);
+#      SIGINT while a request runs: that request is still answered, exit 0.
+# Skips (exit 77) when SERVER_BIN was not built (no libmicrohttpd/jansson) or curl is
+# missing. Prints one line per check and finally `server: N passed, M failed`.
+#
+# Environment:
+#   SERVER_WRAPPER="..."  run the server under a wrapper, e.g.
+#                         "valgrind -q --leak-check=full --error-exitcode=9"
+set -u
+
+if [ $# -ne 3 ]; then
+  echo "usage: $0 SERVER_BIN CLIENT_BIN MODEL_DIR" >&2
+  exit 2
+fi
+server=$1 client=$2 models=$3
+if [ ! -x "$server" ]; then
+  echo "SKIP: $server not built (needs libmicrohttpd-dev and libjansson-dev)"
+  exit 77
+fi
+if ! command -v curl >/dev/null; then
+  echo "SKIP: curl not found"
+  exit 77
+fi
+model=$models/sample.onnx
+input=$models/sample_input.npy
+reference=$models/sample_output.npy
+
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+
+# start_server LOG ARGS...: sets pid and port, or fails the test
+start_server() {
+  local log=$1
+  shift
+  ${SERVER_WRAPPER:-} "$server" "$model" --host 127.0.0.1 --port 0 --batch 2 "$@" >"$log" 2>&1 &
+  pid=$!
+  port=
+  for _ in $(seq 1 600); do # 60 s (a wrapper is slow to start)
+    port=$(sed -n 's|.*on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$log" | head -1)
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$port" ]; then
+    cat "$log"
+    bad "server start"
+    return 1
+  fi
+  for _ in $(seq 1 100); do # 10 s
+    [ "$(curl -s -m 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v2/health/live")" = 200 ] &&
+      { ok "server up on port $port (live)"; return 0; }
+    sleep 0.1
+  done
+  cat "$log"
+  bad "server answers /v2/health/live"
+  return 1
+}
+
+# stop_server SIGNAL LOG: the server must exit 0 within 30 s and say it stopped
+stop_server() {
+  local sig=$1 log=$2 rc
+  kill -"$sig" "$pid"
+  for _ in $(seq 1 300); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    bad "server exits after SIG$sig (still running after 30 s)"
+    kill -KILL "$pid"
+    wait "$pid" 2>/dev/null
+    pid=
+    return
+  fi
+  wait "$pid"
+  rc=$?
+  pid=
+  if [ "$rc" = 0 ] && grep -q "infer-server: stopped" "$log"; then
+    ok "SIG$sig: clean exit"
+  else
+    tail -20 "$log"
+    bad "SIG$sig: exit code $rc (expected 0 and 'stopped')"
+  fi
+}
+
+# expect CODE SUBSTRING DESCRIPTION CURL_ARGS... (URL paths are relative to the server)
+expect() {
+  local code=$1 want=$2 what=$3 got body
+  shift 3
+  got=$(curl -s -m 30 -o "$tmp/body" -w '%{http_code}' "$@")
+  body=$(head -c 400 "$tmp/body")
+  if [ "$got" = "$code" ] && { [ -z "$want" ] || grep -qF -- "$want" "$tmp/body"; }; then
+    ok "$what: $code ${body:0:120}"
+  else
+    bad "$what: got $got '$body', expected $code with '$want'"
+  fi
+}
+
+# ---- server 1 ------------------------------------------------------------------------
+log1=$tmp/server1.log
+if start_server "$log1" --workers 2; then
+  u=http://127.0.0.1:$port
+  infer=$u/v2/models/sample/infer
+  expect 200 "" "ready" "$u/v2/health/ready"
+  expect 200 "" "model ready" "$u/v2/models/sample/ready"
+  expect 200 '"name":"infer-server"' "server metadata" "$u/v2"
+  expect 200 '"inputs":[{"name":"image","datatype":"FP32","shape":[2,3,32,32]}]' \
+    "model metadata inputs" "$u/v2/models/sample"
+  expect 200 '"outputs":[{"name":"probabilities","datatype":"FP32","shape":[2,10]}]' \
+    "model metadata outputs" "$u/v2/models/sample/versions/1"
+  expect 200 '"platform":"onnx"' "model metadata platform" "$u/v2/models/sample"
+  expect 404 '"error"' "unknown path" "$u/v1/models"
+  expect 404 "unknown model" "unknown model" "$u/v2/models/nope"
+  expect 404 "unknown model" "unknown model infer" -d '{}' "$u/v2/models/nope/infer"
+  expect 404 "version" "unknown version" "$u/v2/models/sample/versions/7"
+  expect 405 "not allowed" "GET on infer" "$infer"
+  expect 405 "not allowed" "POST on live" -X POST "$u/v2/health/live"
+  expect 405 "not allowed" "DELETE on metadata" -X DELETE "$u/v2/models/sample"
+
+  "$client" check --port "$port" --model sample --input "image=$input" \
+    --reference "probabilities=$reference" && ok "infer: answer matches sample_output.npy (1e-5)" ||
+    bad "infer: answer matches sample_output.npy"
+  "$client" load --port "$port" --model sample --input "image=$input" \
+    --reference "probabilities=$reference" --requests 500 --threads 8 &&
+    ok "load: 500 requests over 8 connections, every answer checked" || bad "load run"
+
+  good='"name":"image","datatype":"FP32","shape":[2,3,32,32]'
+  zeros=$(printf '0,%.0s' $(seq 1 6143))0
+  expect 200 '"model_name":"sample"' "infer with zeros (nested data, id echoed)" \
+    -d "{\"id\":\"z\",\"inputs\":[{$good,\"data\":[[$zeros]]}]}" "$infer"
+  expect 400 "invalid JSON" "bad JSON" -d '{"inputs": [' "$infer"
+  expect 400 "not a JSON object" "JSON array body" -d '[1,2]' "$infer"
+  expect 400 "invalid JSON" "empty body" -X POST "$infer"
+  expect 400 "unknown input 'x'" "unknown input" \
+    -d '{"inputs":[{"name":"x","datatype":"FP32","shape":[1],"data":[1]}]}' "$infer"
+  expect 400 "missing input 'image'" "missing input" -d '{"inputs":[]}' "$infer"
+  expect 400 "no \\\"inputs\\\" array" "no inputs" -d '{"outputs":[]}' "$infer"
+  expect 400 "datatype INT64 does not match the model's FP32" "wrong datatype" \
+    -d '{"inputs":[{"name":"image","datatype":"INT64","shape":[2,3,32,32],"data":[1]}]}' "$infer"
+  expect 400 "shape [1,3,32,32] does not match the model's [2,3,32,32]" "wrong shape" \
+    -d '{"inputs":[{"name":"image","datatype":"FP32","shape":[1,3,32,32],"data":[1]}]}' "$infer"
+  expect 400 "3 values in" "data count mismatch" -d "{\"inputs\":[{$good,\"data\":[1,2,3]}]}" "$infer"
+  expect 400 "6145 values in" "one value too many" \
+    -d "{\"inputs\":[{$good,\"data\":[$zeros,1]}]}" "$infer"
+  expect 400 "data[1] is not a number" "non-numeric data" \
+    -d "{\"inputs\":[{$good,\"data\":[1,\"two\",3]}]}" "$infer"
+  expect 400 "no \\\"data\\\" array" "no data" -d "{\"inputs\":[{$good}]}" "$infer"
+  expect 400 "given twice" "input twice" \
+    -d "{\"inputs\":[{$good,\"data\":[$zeros]},{$good,\"data\":[$zeros]}]}" "$infer"
+  expect 400 "unknown output 'nope'" "unknown output" \
+    -d "{\"inputs\":[{$good,\"data\":[$zeros]}],\"outputs\":[{\"name\":\"nope\"}]}" "$infer"
+  head -c 3000000 /dev/zero | tr '\0' ' ' >"$tmp/big.json"
+  expect 413 "larger than the limit" "body over the limit (Content-Length)" \
+    --data-binary @"$tmp/big.json" "$infer"
+  expect 413 "larger than the limit" "body over the limit (chunked)" \
+    -H "Transfer-Encoding: chunked" --data-binary @"$tmp/big.json" "$infer"
+  expect 200 "" "still live after the bad requests" "$u/v2/health/live"
+  stop_server TERM "$log1"
+fi
+
+# ---- server 2: queue full (503) and shutdown while a run is in flight --------------------
+log2=$tmp/server2.log
+if start_server "$log2" --workers 1 --queue 1 --test-delay-ms 300; then
+  "$client" burst --port "$port" --model sample --input "image=$input" \
+    --reference "probabilities=$reference" --threads 6 --expect-503 &&
+    ok "burst: matching 200s and 503s (queue full)" || bad "burst with a full queue"
+  "$client" check --port "$port" --model sample --input "image=$input" \
+    --reference "probabilities=$reference" >"$tmp/inflight.out" 2>&1 &
+  cpid=$!
+  sleep 0.15
+  stop_server INT "$log2"
+  if wait "$cpid"; then
+    ok "the request in flight at SIGINT was answered: $(cat "$tmp/inflight.out")"
+  else
+    bad "the request in flight at SIGINT: $(cat "$tmp/inflight.out")"
+  fi
+fi
+
+echo "server: $passed passed, $failed failed"
+[ "$failed" = 0 ]

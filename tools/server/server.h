@@ -1,0 +1,126 @@
+/* server.h: the pieces of `infer-server`, an example KServe v2 / Triton HTTP inference
+ * server over libinfer. Like the CLI it uses only the public header infer.h.
+ *
+ *   server_main.c  options, start-up, signals, graceful shutdown
+ *   server_http.c  libmicrohttpd handlers: routes, body limit, status codes
+ *   server_json.c  the JSON codec: request validation, response and metadata encoding
+ *   server_pool.c  worker threads (one infer_context each) behind a bounded queue
+ */
+#ifndef INFER_SERVER_H
+#define INFER_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "infer.h"
+
+#define SRV_MAX_SHAPES 64
+
+typedef struct srv_shape {
+  const char *name;
+  int rank;
+  int64_t dims[INFER_MAX_RANK];
+} srv_shape;
+
+typedef struct srv_config {
+  const char *model;     /* path of the .onnx file */
+  const char *name;      /* model name in URLs; default: the file name without .onnx */
+  const char *host;      /* numeric address or host name to bind (default 127.0.0.1) */
+  int port;              /* 0: any free port (the chosen one is printed) */
+  int workers;           /* worker threads, one context each */
+  int queue;             /* requests waiting for a worker, at most; more get 503 */
+  int http_threads;      /* libmicrohttpd's thread pool */
+  size_t max_body;       /* request body limit in bytes (413 past it); 0: from the model */
+  infer_device device;
+  int device_index;
+  infer_precision precision;
+  long long batch;       /* value of unbound symbolic batch dims (default 1) */
+  int n_shapes;
+  srv_shape shapes[SRV_MAX_SHAPES];
+  int delay_ms;          /* testing: each worker sleeps this long before a run */
+  bool verbose;
+} srv_config;
+
+/* ---- JSON codec (server_json.c) ------------------------------------------ */
+
+/* A validated inference request: one tensor per model input (in engine order) and
+ * the engine indices of the outputs to return, in the order asked. */
+typedef struct srv_request {
+  char *id;              /* the request's "id", echoed back; malloc'ed or NULL */
+  int n_inputs;
+  infer_tensor *inputs;  /* n_inputs tensors with malloc'ed data */
+  int n_outputs;
+  int *outputs;          /* output indices */
+} srv_request;
+
+/* KServe datatype name ("FP32", "INT64", ...) of an infer dtype; NULL if none. */
+const char *srv_dtype_kserve(infer_dtype t);
+
+/* Parses and validates the body of POST .../infer against the engine. Returns 0 and
+ * fills *req (release with srv_request_clear), or an HTTP status (400, 500 for out of
+ * memory) with a message in err. */
+int srv_json_parse_request(const infer_engine *e, const char *body, size_t len,
+                           srv_request *req, char *err, size_t err_cap);
+void srv_request_clear(srv_request *req);
+
+/* The response of a successful inference: outs[i] is output req->outputs[i]. Returns a
+ * malloc'ed JSON text (length in *len) or NULL when out of memory. */
+char *srv_json_response(const infer_engine *e, const char *model_name, const srv_request *req,
+                        const infer_tensor *outs, size_t *len);
+/* Model metadata (GET /v2/models/NAME), server metadata (GET /v2), and
+ * {"error": msg}: malloc'ed JSON texts, NULL when out of memory. */
+char *srv_json_model_metadata(const infer_engine *e, const char *model_name,
+                              const srv_config *cfg, size_t *len);
+char *srv_json_server_metadata(size_t *len);
+char *srv_json_error(const char *msg, size_t *len);
+
+/* ---- worker pool (server_pool.c) ------------------------------------------- */
+
+typedef struct srv_job srv_job;
+typedef void (*srv_job_done_fn)(srv_job *job);
+
+struct srv_job {
+  srv_request req;       /* inputs: filled by the submitter */
+  infer_tensor *outs;    /* results: req.n_outputs copies, malloc'ed by the worker */
+  int http_status;       /* 200, or the failure's status with `error` */
+  char error[1024];
+  double run_ms;         /* time in the worker (inputs, run, output copies) */
+  srv_job_done_fn done;  /* called once by the worker thread when the job is finished;
+                            the pool never touches the job after it */
+  void *user;
+};
+
+typedef struct srv_pool srv_pool;
+
+/* Creates `workers` contexts on e and starts the threads. On failure the message is
+ * in infer_last_error(). */
+infer_status srv_pool_create(infer_engine *e, int workers, int capacity, int delay_ms,
+                             srv_pool **out);
+/* Queues a job. `accepted(arg)` is called under the queue lock just before the job
+ * becomes visible to the workers (the HTTP layer suspends its connection there, so
+ * the worker's resume can never come first). Returns 0, or 503 with a message in
+ * job->error when the queue is full, no healthy worker is left or the pool stops. */
+int srv_pool_submit(srv_pool *p, srv_job *job, void (*accepted)(void *arg), void *arg);
+/* True while every worker's context is healthy (infer_context_status after each run). */
+bool srv_pool_ready(srv_pool *p);
+/* Waits until no job is queued or running, at most timeout_ms; true when idle. */
+bool srv_pool_wait_idle(srv_pool *p, int timeout_ms);
+/* Stops the workers (queued jobs are finished first) and releases the contexts. */
+void srv_pool_release(srv_pool *p);
+void srv_pool_free_outputs(srv_job *job);
+
+/* ---- HTTP (server_http.c) ---------------------------------------------------- */
+
+typedef struct srv_http srv_http;
+/* Starts listening; on success *port_out holds the bound port (the one chosen by the
+ * system for port 0). Returns 0, or -1 with a message printed. */
+int srv_http_start(const srv_config *cfg, infer_engine *e, srv_pool *pool, const char *name,
+                   size_t max_body, srv_http **out, int *port_out);
+/* Graceful stop: no new connections, in-flight requests answered (at most
+ * timeout_ms), then the daemon stops and h is freed. False when the runs did not
+ * finish in time: the daemon is then left running (stopping it with a suspended
+ * connection is undefined) and the caller should exit without releasing the pool. */
+bool srv_http_stop(srv_http *h, int timeout_ms);
+
+#endif
