@@ -1,7 +1,8 @@
 // elementwise_unary.cu: one-input ops (math functions, activations, IsNaN /
-// IsInf, Not, BitwiseNot), and SwiGLU (Swish of one input times the other). Each op is a struct: ok<CAT>() says which dtype categories it
-// takes, f<CAT>(x, p) computes on the compute type (float for f32 / f16 / bf16,
-// double for f64, the type itself for integers), to_bool gives a bool output.
+// IsInf, Not, BitwiseNot), and SwiGLU (Swish of one input times the other).
+// Each op is a struct: ok<CAT>() says which dtype categories it takes,
+// f<CAT>(x, p) computes on the compute type (float for f32 / f16 / bf16, double
+// for f64, the type itself for integers), to_bool gives a bool output.
 // The expressions follow ops/elementwise_unary.c and ops/activation_unary.c.
 #include "elementwise_impl.cuh"
 

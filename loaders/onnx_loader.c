@@ -258,7 +258,7 @@ static infer_status convert_model(loader *L, const Onnx__ModelProto *mp) {
       return infer_fail(INFER_ERR_INVALID_MODEL, "initializer %zu has no name", i);
     if (name_map_get(&L->names, tp->name) >= 0)
       return infer_fail(INFER_ERR_INVALID_MODEL, "initializer '%s' is defined twice", tp->name);
-    int v;
+    int v = -1;
     TRY(value_get(L, tp->name, &v));
     char what[512];
     snprintf(what, sizeof what, "initializer '%s'", tp->name);

@@ -112,7 +112,7 @@ static infer_status constant_source(const node *n, const constant_params *p, ten
 static infer_status constant_infer(const node *n, const void *params, const tensor *const *in,
                                    tensor *const *out) {
   tensor shape;
-  const void *data;
+  const void *data = NULL;
   TRY(constant_source(n, params, &shape, &data));
   movement_same_shape(&shape, out[0]);
   return INFER_OK;
@@ -121,7 +121,7 @@ static infer_status constant_infer(const node *n, const void *params, const tens
 static infer_status constant_run(const node *n, const void *params, const tensor *const *in,
                                  tensor *const *out, void *ws) {
   tensor shape;
-  const void *data;
+  const void *data = NULL;
   TRY(constant_source(n, params, &shape, &data));
   int64_t bytes = tensor_nbytes(&shape);
   if (bytes > 0) memcpy(out[0]->data, data, (size_t)bytes);

@@ -12,7 +12,7 @@
 #      missing input, wrong datatype, wrong shape, data count mismatch, non-numeric data,
 #      unknown output; oversized bodies 413 (announced by Content-Length, and chunked);
 #   5. SIGTERM: the server must exit 0 and say it stopped;
-#   6. a second server with one worker, a queue of one and a 300 ms delay per run:
+#   6. a second server with one worker, a queue of one and a 1 s delay per run:
 #      a burst of 6 simultaneous requests must give matching 200s and 503s (queue full);
 #      SIGINT while a request runs: that request is still answered, exit 0.
 # Skips (exit 77) when SERVER_BIN was not built (no libmicrohttpd/jansson) or curl is
@@ -183,14 +183,14 @@ fi
 
 # ---- server 2: queue full (503) and shutdown while a run is in flight --------------------
 log2=$tmp/server2.log
-if start_server "$log2" --workers 1 --queue 1 --test-delay-ms 300; then
+if start_server "$log2" --workers 1 --queue 1 --test-delay-ms 1000; then
   "$client" burst --port "$port" --model sample --input "image=$input" \
     --reference "probabilities=$reference" --threads 6 --expect-503 &&
     ok "burst: matching 200s and 503s (queue full)" || bad "burst with a full queue"
   "$client" check --port "$port" --model sample --input "image=$input" \
     --reference "probabilities=$reference" >"$tmp/inflight.out" 2>&1 &
   cpid=$!
-  sleep 0.15
+  sleep 0.5
   stop_server INT "$log2"
   if wait "$cpid"; then
     ok "the request in flight at SIGINT was answered: $(cat "$tmp/inflight.out")"

@@ -28,11 +28,16 @@ else
   norand=()
 fi
 
+# TSAN_CMAKE_ARGS: more -D options, separated by ';' (CTest passes the parent build's
+# protobuf-c paths this way, for hosts where they are not found by default)
+extra=()
+IFS=';' read -r -a extra <<< "${TSAN_CMAKE_ARGS:-}"
+cmake=${CMAKE:-cmake}
 t0=$(date +%s)
-cmake -S "$src" -B "$tmp/build" -DINFER_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug \
-  "-DCMAKE_C_FLAGS=$flags" -DINFER_ONNX_TESTS_DIR="$data" >"$tmp/configure.log" 2>&1 ||
+$cmake -S "$src" -B "$tmp/build" -DINFER_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug \
+  "-DCMAKE_C_FLAGS=$flags" -DINFER_ONNX_TESTS_DIR="$data" "${extra[@]}" >"$tmp/configure.log" 2>&1 ||
   { cat "$tmp/configure.log"; echo "FAIL: configure"; exit 1; }
-cmake --build "$tmp/build" --target test_threads -j "${JOBS:-2}" >"$tmp/build.log" 2>&1 ||
+$cmake --build "$tmp/build" --target test_threads -j "${JOBS:-2}" >"$tmp/build.log" 2>&1 ||
   { tail -40 "$tmp/build.log"; echo "FAIL: build"; exit 1; }
 echo "tsan build: $(( $(date +%s) - t0 )) s"
 

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # update-readme.sh BUILD_DIR [--check]: pastes the supported-ops table printed by
-# BUILD_DIR/infer_ops_table between the markers in README.md. With --check, only
-# reports (exit 1) when the README's table differs from the registry.
+# BUILD_DIR/infer_ops_table, and tools/example_threads.c, between their markers in
+# README.md. With --check, only reports (exit 1) when the README differs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 table=$("$build/infer_ops_table")
-new=$(awk -v table="$table" '
+example=$(printf '```c\n%s\n```' "$(cat tools/example_threads.c)")
+new=$(awk -v table="$table" -v example="$example" '
   /<!-- ops-table:begin -->/ { print; print table; skip = 1; next }
   /<!-- ops-table:end -->/ { skip = 0 }
+  /<!-- example:begin -->/ { print; print example; skip = 1; next }
+  /<!-- example:end -->/ { skip = 0 }
   !skip { print }' README.md)
 if [ "${2:-}" = "--check" ]; then
   if [ "$new" != "$(cat README.md)" ]; then
-    echo "README.md's ops table differs from the registry: run tools/update-readme.sh $build"
+    echo "README.md's ops table or example is out of date: run tools/update-readme.sh $build"
     exit 1
   fi
   echo "README.md's ops table matches the registry"

@@ -7,7 +7,9 @@
  * fp16 storage alike (values that come from attributes or constants are converted
  * to the storage dtype at prepare time). Shapes are static on the GPU: what the
  * CPU computes per run from shapes and constant inputs (Slice starts, Pad pads,
- * Resize scales and filter taps, Split sizes) is computed once in prepare; a
+ * Resize scales and filter taps, Split sizes) is computed once in prepare, for Slice,
+ * Pad and Resize by the CPU op's own functions (../slice_plan.h, ../pad_plan.h,
+ * ../resize_plan.h) on the host copies of the constants and the node's params; a
  * non-constant input of that kind is INFER_ERR_UNSUPPORTED. Gather indices are
  * run-time data: an index out of range writes zeros (see kernels/gather.h). */
 #include <stdlib.h>

@@ -104,6 +104,8 @@ infer_status srv_pool_create(infer_engine *e, int workers, int capacity, int del
 int srv_pool_submit(srv_pool *p, srv_job *job, void (*accepted)(void *arg), void *arg);
 /* True while every worker's context is healthy (infer_context_status after each run). */
 bool srv_pool_ready(srv_pool *p);
+/* Refuses new jobs from now on (503); the queued ones still run. */
+void srv_pool_close(srv_pool *p);
 /* Waits until no job is queued or running, at most timeout_ms; true when idle. */
 bool srv_pool_wait_idle(srv_pool *p, int timeout_ms);
 /* Stops the workers (queued jobs are finished first) and releases the contexts. */

@@ -371,7 +371,10 @@ bool srv_http_stop(srv_http *h, int timeout_ms) {
   MHD_socket fd = MHD_quiesce_daemon(h->daemon);
   if (fd != MHD_INVALID_SOCKET) close(fd);
   atomic_store(&h->stopping, true);
-  /* 2. the queued and running jobs finish: their connections are resumed */
+  /* 2. the pool takes no more jobs (closed under its lock, so no submission can slip
+   * in after the wait below), and the queued and running ones finish: their
+   * connections are resumed */
+  srv_pool_close(h->pool);
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!srv_pool_wait_idle(h->pool, timeout_ms)) {
@@ -379,15 +382,18 @@ bool srv_http_stop(srv_http *h, int timeout_ms) {
     fprintf(stderr, "infer-server: runs still going after %d ms; not waiting longer\n", timeout_ms);
     return false;
   }
-  /* 3. the answers go out (bounded: a client that never reads is cut off) */
-  while (atomic_load(&h->active) > 0 && ms_since(&t0) < timeout_ms) {
+  /* 3. the answers go out, and requests still arriving get their 503; bounded by a
+   * short grace, since a client that sends or reads slowly must not hold the stop */
+  const int grace_ms = 3000;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (atomic_load(&h->active) > 0 && ms_since(&t0) < grace_ms) {
     struct timespec ts = {0, 10 * 1000000L};
     nanosleep(&ts, NULL);
   }
   int left = atomic_load(&h->active);
   if (left > 0)
-    fprintf(stderr, "infer-server: %d answer%s still unsent after %d ms, closing\n", left,
-            left == 1 ? "" : "s", timeout_ms);
+    fprintf(stderr, "infer-server: %d request%s unfinished after a %d ms grace, closing\n", left,
+            left == 1 ? "" : "s", grace_ms);
   MHD_stop_daemon(h->daemon);
   free(h);
   return true;

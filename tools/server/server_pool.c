@@ -258,12 +258,16 @@ bool srv_pool_wait_idle(srv_pool *p, int timeout_ms) {
   return idle;
 }
 
-void srv_pool_release(srv_pool *p) {
-  if (!p) return;
+void srv_pool_close(srv_pool *p) {
   pthread_mutex_lock(&p->mu);
   p->stopping = true;
   pthread_cond_broadcast(&p->work);
   pthread_mutex_unlock(&p->mu);
+}
+
+void srv_pool_release(srv_pool *p) {
+  if (!p) return;
+  srv_pool_close(p);
   for (int i = 0; i < p->started; i++) pthread_join(p->threads[i], NULL);
   for (int i = 0; p->ctx && i < p->n_workers; i++) infer_context_release(p->ctx[i]);
   pthread_cond_destroy(&p->idle);
