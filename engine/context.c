@@ -171,7 +171,11 @@ infer_status infer_context_set_input(infer_context *c, int index, const infer_te
 static infer_status run_dynamic_prepare(infer_context *c, const node *n, void **ws) {
   for (int k = 0; k < n->n_outputs; k++)
     if (c->out[k]) memset(c->out[k], 0, sizeof(tensor));
-  TRY(n->op->infer(n, n->params, c->in, c->out));
+  infer_status st = n->op->infer(n, n->params, c->in, c->out);
+  /* the model was valid at build: a shape that does not fit now comes from the
+   * input values of this run */
+  if (st == INFER_ERR_INVALID_MODEL) st = INFER_ERR_INVALID_INPUT;
+  TRY(st);
   for (int k = 0; k < n->n_outputs; k++) {
     if (!c->out[k]) continue;
     int64_t nb = tensor_nbytes(c->out[k]);

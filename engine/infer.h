@@ -161,7 +161,9 @@ INFER_API void infer_engine_release(infer_engine *e);
 INFER_API int infer_engine_input_count(const infer_engine *e);
 INFER_API int infer_engine_output_count(const infer_engine *e);
 /* Name, dtype and shape of an input/output; `info.data` is NULL. The name is owned
- * by the engine. Returns INFER_ERR_INVALID_ARGUMENT for a bad index. */
+ * by the engine. An output whose shape depends on run-time input values has dims
+ * of -1 (and, where not even its type is known before a run, dtype
+ * INFER_DTYPE_UNDEFINED). Returns INFER_ERR_INVALID_ARGUMENT for a bad index. */
 INFER_API infer_status infer_engine_input_info(const infer_engine *e, int index,
                                                const char **name, infer_tensor *info);
 INFER_API infer_status infer_engine_output_info(const infer_engine *e, int index,
@@ -190,7 +192,9 @@ INFER_API infer_status infer_context_set_input(infer_context *c, int index,
 INFER_API infer_status infer_context_run(infer_context *c);
 /* INFER_OK while the context is usable; after a device error inside a run it
  * returns that failure for good (a service can then report itself unready). The
- * message is available from infer_last_error() on this thread after the call. */
+ * message is available from infer_last_error() on this thread after the call.
+ * On the CPU a failed run is not sticky: the status stays INFER_OK and the next
+ * run with valid inputs succeeds; outputs are unreadable until then. */
 INFER_API infer_status infer_context_status(const infer_context *c);
 /* After a successful run: *out describes output `index`; out->data is owned by
  * the context and valid until the next run or release. */

@@ -58,6 +58,7 @@ infer_status infer_tensor_write_pb(const char *path, const infer_tensor *t, cons
     return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_tensor_write_pb: bad argument");
   int64_t nb = tensor_nbytes(t);
   if (nb < 0) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "tensor size overflows");
+  if (nb > 0 && !t->data) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "tensor data is NULL");
   Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
   int64_t dims[INFER_MAX_RANK];
   memcpy(dims, t->dims, sizeof dims);

@@ -137,6 +137,7 @@ fail:
 
 void cuda_context_release(cuda_context *c) {
   if (!c) return;
+  cudaSetDevice(c->ce->device); /* frees below belong to that device */
   if (c->x.stream) cudaStreamSynchronize((cudaStream_t)c->x.stream);
   if (c->graph_exec) cudaGraphExecDestroy(c->graph_exec);
   if (c->graph) cudaGraphDestroy(c->graph);
