@@ -178,10 +178,9 @@ static infer_status conv_infer(const node *n, const void *params, const tensor *
 
 /* Workspace: the im2col buffer (element type: double for float64, else float),
  * then for half types the float32 copies of X, W, B and Y. */
-static int64_t conv_ws_bytes(const conv_dims *d, const tensor *const *in, const tensor *y) {
+static int64_t ws_bytes_with_col(int64_t col, const tensor *const *in, const tensor *y) {
   infer_dtype dt = in[0]->dtype;
-  int64_t elem = dt == INFER_DTYPE_FLOAT64 ? 8 : 4, col = 0, total = 0;
-  if (!d->pointwise && !size_mul(d->cg * d->kernel, win_out_count(&d->g), &col)) return -1;
+  int64_t elem = dt == INFER_DTYPE_FLOAT64 ? 8 : 4, total = 0;
   ws_add(&total, col, elem);
   if (dt == INFER_DTYPE_FLOAT16 || dt == INFER_DTYPE_BFLOAT16) {
     ws_add(&total, dims_count(in[0]->rank, in[0]->dims), 4);
@@ -190,6 +189,12 @@ static int64_t conv_ws_bytes(const conv_dims *d, const tensor *const *in, const 
     ws_add(&total, dims_count(y->rank, y->dims), 4);
   }
   return total;
+}
+
+static int64_t conv_ws_bytes(const conv_dims *d, const tensor *const *in, const tensor *y) {
+  int64_t col = 0;
+  if (!d->pointwise && !size_mul(d->cg * d->kernel, win_out_count(&d->g), &col)) return -1;
+  return ws_bytes_with_col(col, in, y);
 }
 
 static int64_t conv_workspace(const node *n, const void *params, const tensor *const *in,
@@ -378,17 +383,9 @@ static infer_status convt_infer(const node *n, const void *params, const tensor 
 }
 
 static int64_t convt_ws_bytes(const conv_dims *d, const tensor *const *in, const tensor *y) {
-  infer_dtype dt = in[0]->dtype;
-  int64_t elem = dt == INFER_DTYPE_FLOAT64 ? 8 : 4, col, total = 0;
+  int64_t col;
   if (!size_mul(d->mg * d->kernel, win_out_count(&d->g), &col)) return -1;
-  ws_add(&total, col, elem);
-  if (dt == INFER_DTYPE_FLOAT16 || dt == INFER_DTYPE_BFLOAT16) {
-    ws_add(&total, dims_count(in[0]->rank, in[0]->dims), 4);
-    ws_add(&total, dims_count(in[1]->rank, in[1]->dims), 4);
-    ws_add(&total, in[2] ? in[2]->dims[0] : 0, 4);
-    ws_add(&total, dims_count(y->rank, y->dims), 4);
-  }
-  return total;
+  return ws_bytes_with_col(col, in, y);
 }
 
 static int64_t convt_workspace(const node *n, const void *params, const tensor *const *in,

@@ -10,27 +10,43 @@
 #include "../conv_util.h"
 #include "../cuda_op.h"
 
-typedef struct conv_state {
-  cudnnTensorDescriptor_t x, y, b;
+/* The cuDNN descriptors of one convolution problem, forward or transposed. For
+ * ConvTranspose, x is our input (cuDNN's dy) and y our output (cuDNN's dx). */
+typedef struct conv_descs {
+  cudnnTensorDescriptor_t x, y, b; /* b: the bias, NULL without one */
   cudnnFilterDescriptor_t w;
   cudnnConvolutionDescriptor_t conv;
+  bool is_double; /* scaling factors are double for double data, else float */
+} conv_descs;
+
+static void descs_release(conv_descs *d) {
+  if (d->x) cudnnDestroyTensorDescriptor(d->x);
+  if (d->y) cudnnDestroyTensorDescriptor(d->y);
+  if (d->b) cudnnDestroyTensorDescriptor(d->b);
+  if (d->w) cudnnDestroyFilterDescriptor(d->w);
+  if (d->conv) cudnnDestroyConvolutionDescriptor(d->conv);
+}
+
+/* The 1 and 0 that cuDNN's alpha/beta point to, in the type it expects. */
+static const float one_f = 1, zero_f = 0;
+static const double one_d = 1, zero_d = 0;
+#define DESCS_ONE(d) ((d)->is_double ? (const void *)&one_d : (const void *)&one_f)
+#define DESCS_ZERO(d) ((d)->is_double ? (const void *)&zero_d : (const void *)&zero_f)
+
+typedef struct conv_state {
+  conv_descs d;
   cudnnConvolutionFwdAlgo_t algo;
   size_t algo_ws;
   bool explicit_pad;
   int rank; /* of the cuDNN problem (>= 4) */
   int64_t in_dims[5], padded_dims[5], pad_begin[5];
   int64_t padded_bytes; /* of the padded input in the workspace */
-  bool is_double;
 } conv_state;
 
 static void conv_release(void *p) {
   conv_state *s = p;
   if (!s) return;
-  if (s->x) cudnnDestroyTensorDescriptor(s->x);
-  if (s->y) cudnnDestroyTensorDescriptor(s->y);
-  if (s->b) cudnnDestroyTensorDescriptor(s->b);
-  if (s->w) cudnnDestroyFilterDescriptor(s->w);
-  if (s->conv) cudnnDestroyConvolutionDescriptor(s->conv);
+  descs_release(&s->d);
   free(s);
 }
 
@@ -57,6 +73,47 @@ static infer_status set_tensor(cudnnTensorDescriptor_t d, cudnnDataType_t dt, in
     s *= dims[i];
   }
   CUDNN_TRY(cudnnSetTensorNdDescriptor(d, dt, rank, di, st));
+  return INFER_OK;
+}
+
+/* Creates and sets the descriptors: NCHW tensors x (xd), y (yd), filter (wd) and,
+ * when `bias`, a 1 x C x 1... bias; a cross-correlation with fp32 accumulation for
+ * half data and FMA math (no TF32) when fp32 precision was asked for. */
+static infer_status descs_make(conv_descs *d, const cuda_exec *ex, cudnnDataType_t dt, int r,
+                               const int64_t *xd, const int64_t *wd, const int64_t *yd,
+                               const int *pads, const int *strides, const int *dil,
+                               int64_t group, bool bias) {
+  d->is_double = dt == CUDNN_DATA_DOUBLE;
+  CUDNN_TRY(cudnnCreateTensorDescriptor(&d->x));
+  CUDNN_TRY(cudnnCreateTensorDescriptor(&d->y));
+  CUDNN_TRY(cudnnCreateFilterDescriptor(&d->w));
+  CUDNN_TRY(cudnnCreateConvolutionDescriptor(&d->conv));
+  TRY(set_tensor(d->x, dt, r, xd));
+  TRY(set_tensor(d->y, dt, r, yd));
+  int wdi[5];
+  for (int i = 0; i < r; i++) wdi[i] = (int)wd[i];
+  CUDNN_TRY(cudnnSetFilterNdDescriptor(d->w, dt, CUDNN_TENSOR_NCHW, r, wdi));
+  CUDNN_TRY(cudnnSetConvolutionNdDescriptor(d->conv, r - 2, pads, strides, dil,
+                                            CUDNN_CROSS_CORRELATION,
+                                            dt == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : dt));
+  CUDNN_TRY(cudnnSetConvolutionGroupCount(d->conv, (int)group));
+  CUDNN_TRY(cudnnSetConvolutionMathType(
+      d->conv, ex->precision == INFER_PRECISION_FP32 && dt == CUDNN_DATA_FLOAT
+                   ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+  if (bias) {
+    int64_t bd[5] = {1, yd[1], 1, 1, 1};
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&d->b));
+    TRY(set_tensor(d->b, dt, r, bd));
+  }
+  return INFER_OK;
+}
+
+/* y += bias, when the node has one. */
+static infer_status add_bias(const cuda_exec *x, const conv_descs *d, const tensor *const *in,
+                             tensor *const *out) {
+  if (d->b)
+    CUDNN_TRY(cudnnAddTensor(x->cudnn, DESCS_ONE(d), d->b, in[2]->data, DESCS_ONE(d), d->y,
+                             out[0]->data));
   return INFER_OK;
 }
 
@@ -88,7 +145,7 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
   size_t want = 0;
   for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; a++) {
     size_t sz = 0;
-    if (cudnnGetConvolutionForwardWorkspaceSize(h, s->x, s->w, s->conv, s->y,
+    if (cudnnGetConvolutionForwardWorkspaceSize(h, s->d.x, s->d.w, s->d.conv, s->d.y,
                                                 (cudnnConvolutionFwdAlgo_t)a, &sz) == CUDNN_STATUS_SUCCESS &&
         sz > want && sz <= ws_limit)
       want = sz;
@@ -100,7 +157,7 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
   }
   cudaMemsetAsync(xb, 0, (size_t)x_bytes, (cudaStream_t)x->stream);
   cudnnStatus_t cs = cudnnFindConvolutionForwardAlgorithmEx(
-      h, s->x, xb, s->w, w, s->conv, s->y, yb, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+      h, s->d.x, xb, s->d.w, w, s->d.conv, s->d.y, yb, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
       perf, wsb, want);
   if (cs != CUDNN_STATUS_SUCCESS) {
     st = infer_fail(INFER_ERR_DEVICE, "cudnnFindConvolutionForwardAlgorithmEx failed: %s",
@@ -111,12 +168,12 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
   for (int i = 0; i < found; i++) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
     /* fp32 means IEEE fp32: results that used TF32 tensor cores are skipped */
-    if (x->precision == INFER_PRECISION_FP32 && !s->is_double &&
+    if (x->precision == INFER_PRECISION_FP32 && !s->d.is_double &&
         perf[i].mathType == CUDNN_TENSOR_OP_MATH && in[0]->dtype == INFER_DTYPE_FLOAT32)
       continue;
     s->algo = perf[i].algo;
     s->algo_ws = perf[i].memory;
-    cudnnSetConvolutionMathType(s->conv, perf[i].mathType);
+    cudnnSetConvolutionMathType(s->d.conv, perf[i].mathType);
     st = INFER_OK;
     break;
   }
@@ -146,7 +203,6 @@ static infer_status conv_prepare(const cuda_exec *x, const node *n, const void *
   conv_state *s = calloc(1, sizeof *s);
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   *state = s;
-  s->is_double = dt == CUDNN_DATA_DOUBLE;
   /* cuDNN wants at least 4-D: a 1-D problem becomes 2-D with H = 1 */
   int r = nsp == 1 ? 4 : nsp + 2;
   s->rank = r;
@@ -173,36 +229,17 @@ static infer_status conv_prepare(const cuda_exec *x, const node *n, const void *
   s->padded_dims[0] = xd[0];
   s->padded_dims[1] = xd[1];
   memcpy(s->in_dims, xd, sizeof xd);
-  infer_status st = INFER_OK;
-#define CK(expr) do { cudnnStatus_t cs_ = (expr); if (cs_ != CUDNN_STATUS_SUCCESS) { st = infer_fail(cs_ == CUDNN_STATUS_NOT_SUPPORTED ? INFER_ERR_UNSUPPORTED : INFER_ERR_DEVICE, "%s: %s", #expr, cudnnGetErrorString(cs_)); goto fail; } } while (0)
-  CK(cudnnCreateTensorDescriptor(&s->x));
-  CK(cudnnCreateTensorDescriptor(&s->y));
-  CK(cudnnCreateFilterDescriptor(&s->w));
-  CK(cudnnCreateConvolutionDescriptor(&s->conv));
-  if ((st = set_tensor(s->x, dt, r, s->padded_dims)) != INFER_OK) goto fail;
-  if ((st = set_tensor(s->y, dt, r, yd)) != INFER_OK) goto fail;
-  int wdi[5];
-  for (int i = 0; i < r; i++) wdi[i] = (int)wd[i];
-  CK(cudnnSetFilterNdDescriptor(s->w, dt, CUDNN_TENSOR_NCHW, r, wdi));
-  CK(cudnnSetConvolutionNdDescriptor(s->conv, r - 2, pads, strides, dil, CUDNN_CROSS_CORRELATION,
-                                     dt == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : dt));
-  CK(cudnnSetConvolutionGroupCount(s->conv, (int)group));
-  CK(cudnnSetConvolutionMathType(s->conv, x->precision == INFER_PRECISION_FP32 && dt == CUDNN_DATA_FLOAT
-                                              ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+  infer_status st = descs_make(&s->d, x, dt, r, s->padded_dims, wd, yd, pads, strides, dil, group,
+                                n->n_inputs > 2 && in[2]);
+  if (st != INFER_OK) goto fail;
   /* cuDNN's own output shape must be ours */
   int yo[5];
-  CK(cudnnGetConvolutionNdForwardOutputDim(s->conv, s->x, s->w, r, yo));
-  for (int i = 0; i < r; i++)
-    if (yo[i] != yd[i]) {
-      st = infer_fail(INFER_ERR_INTERNAL, "Conv on the GPU: cuDNN output dim %d is %d, expected %lld",
-                      i, yo[i], (long long)yd[i]);
-      goto fail;
-    }
-  if (n->n_inputs > 2 && in[2]) {
-    int64_t bd[5] = {1, yd[1], 1, 1, 1};
-    CK(cudnnCreateTensorDescriptor(&s->b));
-    if ((st = set_tensor(s->b, dt, r, bd)) != INFER_OK) goto fail;
-  }
+  cudnnStatus_t cs = cudnnGetConvolutionNdForwardOutputDim(s->d.conv, s->d.x, s->d.w, r, yo);
+  for (int i = 0; st == INFER_OK && i < r; i++)
+    if (cs != CUDNN_STATUS_SUCCESS || yo[i] != yd[i])
+      st = infer_fail(INFER_ERR_INTERNAL, "Conv on the GPU: cuDNN's output shape differs from "
+                      "the inferred one at dim %d", i);
+  if (st != INFER_OK) goto fail;
   int64_t y_bytes = tensor_nbytes(out[0]);
   if ((st = choose_algo(x, s, in, y_bytes > 0 ? y_bytes : 1)) != INFER_OK) goto fail;
   if (s->explicit_pad) {
@@ -212,7 +249,6 @@ static infer_status conv_prepare(const cuda_exec *x, const node *n, const void *
   }
   *ws_bytes = s->padded_bytes + (int64_t)s->algo_ws;
   return INFER_OK;
-#undef CK
 fail:
   conv_release(s);
   *state = NULL;
@@ -230,35 +266,25 @@ static infer_status conv_run(const cuda_exec *x, const node *n, const void *para
     src = ws;
     ws += s->padded_bytes;
   }
-  float one_f = 1, zero_f = 0;
-  double one_d = 1, zero_d = 0;
-  const void *one = s->is_double ? (const void *)&one_d : (const void *)&one_f;
-  const void *zero = s->is_double ? (const void *)&zero_d : (const void *)&zero_f;
-  CUDNN_TRY(cudnnConvolutionForward(x->cudnn, one, s->x, src, s->w, in[1]->data, s->conv, s->algo,
-                                    s->algo_ws ? ws : NULL, s->algo_ws, zero, s->y, out[0]->data));
-  if (s->b) CUDNN_TRY(cudnnAddTensor(x->cudnn, one, s->b, in[2]->data, one, s->y, out[0]->data));
-  return INFER_OK;
+  const conv_descs *d = &s->d;
+  CUDNN_TRY(cudnnConvolutionForward(x->cudnn, DESCS_ONE(d), d->x, src, d->w, in[1]->data, d->conv,
+                                    s->algo, s->algo_ws ? ws : NULL, s->algo_ws, DESCS_ZERO(d),
+                                    d->y, out[0]->data));
+  return add_bias(x, d, in, out);
 }
 
 /* ---- ConvTranspose: cuDNN's backward-data convolution ------------------------ */
 
 typedef struct convt_state {
-  cudnnTensorDescriptor_t x, y, b; /* x: our input (cuDNN's dy), y: our output (dx) */
-  cudnnFilterDescriptor_t w;
-  cudnnConvolutionDescriptor_t conv;
+  conv_descs d;
   cudnnConvolutionBwdDataAlgo_t algo;
   size_t algo_ws;
-  bool is_double;
 } convt_state;
 
 static void convt_release(void *p) {
   convt_state *s = p;
   if (!s) return;
-  if (s->x) cudnnDestroyTensorDescriptor(s->x);
-  if (s->y) cudnnDestroyTensorDescriptor(s->y);
-  if (s->b) cudnnDestroyTensorDescriptor(s->b);
-  if (s->w) cudnnDestroyFilterDescriptor(s->w);
-  if (s->conv) cudnnDestroyConvolutionDescriptor(s->conv);
+  descs_release(&s->d);
   free(s);
 }
 
@@ -307,34 +333,17 @@ static infer_status convt_prepare(const cuda_exec *x, const node *n, const void 
   convt_state *s = calloc(1, sizeof *s);
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   *state = s;
-  s->is_double = dt == CUDNN_DATA_DOUBLE;
-  infer_status st = INFER_OK;
-#define CK(expr) do { cudnnStatus_t cs_ = (expr); if (cs_ != CUDNN_STATUS_SUCCESS) { st = infer_fail(cs_ == CUDNN_STATUS_NOT_SUPPORTED ? INFER_ERR_UNSUPPORTED : INFER_ERR_DEVICE, "%s: %s", #expr, cudnnGetErrorString(cs_)); goto fail; } } while (0)
-  CK(cudnnCreateTensorDescriptor(&s->x));
-  CK(cudnnCreateTensorDescriptor(&s->y));
-  CK(cudnnCreateFilterDescriptor(&s->w));
-  CK(cudnnCreateConvolutionDescriptor(&s->conv));
-  if ((st = set_tensor(s->x, dt, r, xd)) != INFER_OK) goto fail;
-  if ((st = set_tensor(s->y, dt, r, yd)) != INFER_OK) goto fail;
-  int wdi[5];
-  for (int i = 0; i < r; i++) wdi[i] = (int)wd[i];
-  CK(cudnnSetFilterNdDescriptor(s->w, dt, CUDNN_TENSOR_NCHW, r, wdi));
-  CK(cudnnSetConvolutionNdDescriptor(s->conv, r - 2, pads, strides, dil, CUDNN_CROSS_CORRELATION,
-                                     dt == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : dt));
-  CK(cudnnSetConvolutionGroupCount(s->conv, (int)group));
-  CK(cudnnSetConvolutionMathType(s->conv, x->precision == INFER_PRECISION_FP32 && dt == CUDNN_DATA_FLOAT
-                                              ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
-  if (n->n_inputs > 2 && in[2]) {
-    int64_t bd[5] = {1, yd[1], 1, 1, 1};
-    CK(cudnnCreateTensorDescriptor(&s->b));
-    if ((st = set_tensor(s->b, dt, r, bd)) != INFER_OK) goto fail;
-  }
+  infer_status st = descs_make(&s->d, x, dt, r, xd, wd, yd, pads, strides, dil, group,
+                                n->n_inputs > 2 && in[2]);
+  if (st != INFER_OK) goto fail;
   /* heuristics rather than a measured search: transposed convolutions are rare
    * in the models this engine targets */
   cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   int found = 0;
-  CK(cudnnGetConvolutionBackwardDataAlgorithm_v7(x->cudnn, s->w, s->x, s->conv, s->y,
-                                                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf));
+  cudnnStatus_t cs = cudnnGetConvolutionBackwardDataAlgorithm_v7(
+      x->cudnn, s->d.w, s->d.x, s->d.conv, s->d.y, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found,
+      perf);
+  if (cs != CUDNN_STATUS_SUCCESS) found = 0;
   st = infer_fail(INFER_ERR_UNSUPPORTED, "ConvTranspose: cuDNN has no algorithm for this case");
   for (int i = 0; i < found; i++) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
@@ -343,14 +352,13 @@ static infer_status convt_prepare(const cuda_exec *x, const node *n, const void 
       continue;
     s->algo = perf[i].algo;
     s->algo_ws = perf[i].memory;
-    cudnnSetConvolutionMathType(s->conv, perf[i].mathType);
+    cudnnSetConvolutionMathType(s->d.conv, perf[i].mathType);
     st = INFER_OK;
     break;
   }
   if (st != INFER_OK) goto fail;
   *ws_bytes = (int64_t)s->algo_ws;
   return INFER_OK;
-#undef CK
 fail:
   convt_release(s);
   *state = NULL;
@@ -360,15 +368,12 @@ fail:
 static infer_status convt_run(const cuda_exec *x, const node *n, const void *params,
                               const void *state, const tensor *const *in, tensor *const *out) {
   const convt_state *s = state;
-  float one_f = 1, zero_f = 0;
-  double one_d = 1, zero_d = 0;
-  const void *one = s->is_double ? (const void *)&one_d : (const void *)&one_f;
-  const void *zero = s->is_double ? (const void *)&zero_d : (const void *)&zero_f;
-  CUDNN_TRY(cudnnConvolutionBackwardData(x->cudnn, one, s->w, in[1]->data, s->x, in[0]->data,
-                                         s->conv, s->algo, s->algo_ws ? x->ws : NULL, s->algo_ws,
-                                         zero, s->y, out[0]->data));
-  if (s->b) CUDNN_TRY(cudnnAddTensor(x->cudnn, one, s->b, in[2]->data, one, s->y, out[0]->data));
-  return INFER_OK;
+  const conv_descs *d = &s->d;
+  CUDNN_TRY(cudnnConvolutionBackwardData(x->cudnn, DESCS_ONE(d), d->w, in[1]->data, d->x,
+                                         in[0]->data, d->conv, s->algo,
+                                         s->algo_ws ? x->ws : NULL, s->algo_ws, DESCS_ZERO(d),
+                                         d->y, out[0]->data));
+  return add_bias(x, d, in, out);
 }
 
 static const cuda_op cuda_conv = {"Conv", conv_prepare, conv_run, conv_release, CUDA_NEEDS_CUDNN};
