@@ -35,11 +35,20 @@ t0=$(date +%s)
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFER_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DINFER_ONNX_TESTS_DIR=$data \
   -DPROTOC_C=$pc/usr/bin/protoc-c -DPROTOBUF_C_INCLUDE_DIR=$pc/usr/include \
-  -DPROTOBUF_C_LIBRARY=$pc/usr/lib/x86_64-linux-gnu/libprotobuf-c.so >"$out/configure.log" 2>&1 &&
+  -DPROTOBUF_C_LIBRARY=$pc/usr/lib/x86_64-linux-gnu/libprotobuf-c.so \
+  -DINFER_MODELS_DIR=/tmp/zoo >"$out/configure.log" 2>&1 &&
   cmake --build $build -j 16 >"$out/build.log" 2>&1
 rc=$?
 note "build: rc=$rc in $(( $(date +%s) - t0 )) s (log: build.log)"
 if [ $rc -ne 0 ]; then tail -40 "$out/build.log"; printf '%s\n' "${summary[@]}"; exit 1; fi
+
+# ---- torchvision models for the model tests (model_* and gpu_model_* rows) ---------------
+if [ "${QUICK:-0}" != 1 ] && [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
+  t0=$(date +%s)
+  python3 models/export_zoo.py /tmp/zoo --models "${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}" \
+    >"$out/zoo_export.log" 2>&1
+  note "zoo export (${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}): rc=$? in $(( $(date +%s) - t0 )) s"
+fi
 
 # ---- QUICK=1: only GPU conformance (fp32, fp16) and the benchmarks ------------------------
 if [ "${QUICK:-0}" = 1 ]; then
@@ -59,6 +68,7 @@ timeout ${CTEST_LIMIT:-330} ctest --test-dir $build -j 6 --output-on-failure --t
   >"$out/ctest.log" 2>&1
 note "ctest: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed' "$out/ctest.log")"
 while read -r l; do note "  $l"; done < <(grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|Not Run)' "$out/ctest.log" | head -30)
+while read -r l; do note "  $l"; done < <(grep -E 'Test +#[0-9]+: (gpu_model|model_)\S+ .*(Passed|Failed)' "$out/ctest.log" | head -12)
 cp $build/Testing/Temporary/LastTest.log "$out/ctest_full.log" 2>/dev/null
 keep_failures "$out/ctest_full.log" "$out/failures.txt"
 # each conformance run prints its summary line; LastTest.log holds every test's output
