@@ -109,7 +109,12 @@ infer_status build_bind_inputs(graph *g, const struct infer_options *o) {
         v->t.dims[k] = s->dims[k];
       }
     }
-    if (o->batch > 0 && v->t.rank > 0 && v->t.dims[0] < 0) v->t.dims[0] = o->batch;
+    if (o->batch > 0 && v->t.rank > 0 && v->t.dims[0] < 0) {
+      v->t.dims[0] = o->batch;
+      /* on the CPU a run may use any batch up to this one; the CUDA backend runs
+       * the batch it was built for */
+      v->shape_dep = o->device != INFER_DEVICE_CUDA;
+    }
     for (int k = 0; k < v->t.rank; k++)
       if (v->t.dims[k] < 0) {
         const char *sym = v->dim_params && v->dim_params[k] ? v->dim_params[k] : "?";

@@ -139,10 +139,20 @@ infer_status infer_context_set_input(infer_context *c, int index, const infer_te
   if (t->dtype != v->t.dtype)
     return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s': expected dtype %s, got %s", v->name,
                       infer_dtype_name(v->t.dtype), infer_dtype_name(t->dtype));
-  if (t->rank < 0 || t->rank > INFER_MAX_RANK || !dims_equal(t->rank, t->dims, v->t.rank, v->t.dims))
+  /* with a flexible batch, dim 0 of a batch input may be anything from 1 to the
+   * build batch; every other dim must be the engine's */
+  bool flex = v->shape_dep && t->rank == v->t.rank && t->rank > 0;
+  bool fits = t->rank >= 0 && t->rank <= INFER_MAX_RANK && t->rank == v->t.rank;
+  for (int k = flex ? 1 : 0; fits && k < t->rank; k++) fits = t->dims[k] == v->t.dims[k];
+  if (!fits)
     return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s': expected shape %s, got %s", v->name,
                       dims_format(v->t.rank, v->t.dims, a, sizeof a),
                       t->rank >= 0 && t->rank <= INFER_MAX_RANK ? dims_format(t->rank, t->dims, b, sizeof b) : "(bad rank)");
+  if (flex && (t->dims[0] < 1 || t->dims[0] > v->t.dims[0]))
+    return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s': batch %lld is outside 1..%lld (the "
+                      "engine was built for batch %lld; rebuild with a larger --batch)", v->name,
+                      (long long)t->dims[0], (long long)v->t.dims[0], (long long)v->t.dims[0]);
+  if (flex) c->vals[g->inputs[index]].dims[0] = t->dims[0];
   int64_t nb = tensor_nbytes(t);
   if (nb > 0 && !t->data)
     return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input '%s': data is NULL", v->name);
@@ -163,6 +173,37 @@ infer_status infer_context_set_input(infer_context *c, int index, const infer_te
 #endif
   if (nb > 0) memcpy(c->vals[g->inputs[index]].data, t->data, (size_t)nb);
   c->input_set[index] = true;
+  return INFER_OK;
+}
+
+/* Flexible batch: re-infers a node's output shapes for this run's inputs; the
+ * outputs keep their planned arena slots, which were sized for the build batch. */
+static infer_status run_flex_prepare(infer_context *c, const node *n) {
+  const infer_engine *e = c->e;
+  void *data[256];
+  int nout = n->n_outputs < 256 ? n->n_outputs : 256;
+  for (int k = 0; k < nout; k++) {
+    data[k] = c->out[k] ? c->out[k]->data : NULL;
+    if (c->out[k]) memset(c->out[k], 0, sizeof(tensor));
+  }
+  infer_status st = n->op->infer(n, n->params, c->in, c->out);
+  if (st == INFER_ERR_INVALID_MODEL) st = INFER_ERR_INVALID_INPUT;
+  for (int k = 0; k < nout; k++)
+    if (c->out[k]) c->out[k]->data = data[k];
+  TRY(st);
+  for (int k = 0; k < nout; k++) {
+    if (!c->out[k]) continue;
+    int b = e->buffer_of[n->outputs[k]];
+    int64_t nb = tensor_nbytes(c->out[k]);
+    if (b < 0 || nb < 0 || nb > e->mem.sizes[b])
+      return infer_fail(INFER_ERR_INVALID_INPUT, "output %d needs %lld bytes at this batch, more "
+                        "than the %lld planned for the build batch", k, (long long)nb,
+                        (long long)(b >= 0 ? e->mem.sizes[b] : 0));
+  }
+  int64_t w = n->op->workspace ? n->op->workspace(n, n->params, c->in, c->out) : 0;
+  if (w < 0 || w > c->ws_bytes)
+    return infer_fail(INFER_ERR_INVALID_INPUT, "the step needs %lld bytes of scratch at this "
+                      "batch, more than the %lld planned", (long long)w, (long long)c->ws_bytes);
   return INFER_OK;
 }
 
@@ -238,7 +279,9 @@ static infer_status context_run(infer_context *c) {
     bool dynamic = false;
     for (int k = 0; k < n->n_outputs; k++)
       if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) dynamic = true;
-    infer_status st = dynamic ? run_dynamic_prepare(c, n, &ws) : INFER_OK;
+    infer_status st = dynamic           ? run_dynamic_prepare(c, n, &ws)
+                      : e->max_batch > 0 ? run_flex_prepare(c, n)
+                                         : INFER_OK;
     if (st == INFER_OK) st = n->op->run(n, n->params, c->in, c->out, ws);
     if (st != INFER_OK) return infer_fail_prefix(st, "%s", node_describe(g, e->steps[s], d, sizeof d));
   }

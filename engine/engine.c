@@ -89,6 +89,11 @@ static infer_status engine_build(infer_engine *e) {
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].removed) e->steps[e->n_steps++] = i;
   TRY(plan_graph(g, e->steps, e->n_steps, NULL, &e->mem, &e->buffer_of));
+  for (int i = 0; i < g->n_inputs; i++)
+    if (g->values[g->inputs[i]].shape_dep) e->max_batch = g->values[g->inputs[i]].t.dims[0];
+  if (e->max_batch > 0)
+    engine_log(o, "batch: runs take any batch from 1 to %lld (the plan is made for %lld)",
+               (long long)e->max_batch, (long long)e->max_batch);
   TRY(engine_size_workspace(e));
   engine_log(o, "plan: %d steps, arena %lld bytes (naive sum of intermediates %lld bytes)",
              e->n_steps, (long long)e->mem.arena_bytes, (long long)e->mem.naive_bytes);
@@ -217,3 +222,5 @@ infer_status infer_engine_build_timing(const infer_engine *e, infer_build_timing
   *t = e->build_time;
   return INFER_OK;
 }
+
+int64_t infer_engine_max_batch(const infer_engine *e) { return e ? e->max_batch : 0; }

@@ -37,6 +37,7 @@ struct infer_engine {
   int *steps; /* node indices, in run order */
   plan mem;   /* offsets of intermediates in one arena */
   int64_t ws_bytes; /* CPU scratch of the largest static step */
+  int64_t max_batch; /* > 0: inputs with a batch dim accept any batch up to it */
   infer_build_timing build_time;
   int *buffer_of; /* value id -> plan buffer index, -1 if not planned */
   struct cuda_engine *cuda; /* the CUDA backend's build, when device is cuda */

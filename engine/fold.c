@@ -24,8 +24,10 @@ static infer_status check_output(const graph *g, int i, const tensor *t, int k) 
   return INFER_OK;
 }
 
-/* Runs node i on the CPU now and stores its outputs as constants. */
-static infer_status fold_node(graph *g, int i, const tensor **in, tensor **out) {
+/* Runs node i on the CPU now and stores its outputs as constants; with keep, the
+ * node stays and its outputs stay intermediates that hold the data for shape
+ * inference (values that depend on the batch). */
+static infer_status fold_node(graph *g, int i, const tensor **in, tensor **out, bool keep) {
   node *n = &g->nodes[i];
   char d[256];
   for (int k = 0; k < n->n_outputs; k++) {
@@ -47,6 +49,11 @@ static infer_status fold_node(graph *g, int i, const tensor **in, tensor **out) 
   infer_status s = n->op->run(n, n->params, in, out, ws);
   free(ws);
   if (s != INFER_OK) return infer_fail_prefix(s, "%s", node_describe(g, i, d, sizeof d));
+  if (keep) {
+    for (int k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0) g->values[n->outputs[k]].data_dep = true;
+    return INFER_OK;
+  }
   for (int k = 0; k < n->n_outputs; k++)
     if (n->outputs[k] >= 0) g->values[n->outputs[k]].kind = VALUE_CONSTANT;
   n->removed = true;
@@ -71,13 +78,18 @@ infer_status pass_infer_and_fold(graph *g, bool *dynamic) {
   for (int i = 0; i < g->n_nodes; i++) {
     node *n = &g->nodes[i];
     if (n->removed) continue;
-    bool known = true, all_const = true;
+    /* all_data: every input's data is known now (constants, or batch-dependent
+     * values computed for the build batch); dep: the result depends on the batch */
+    bool known = true, all_data = true, shape_dep = false, data_dep = false;
     for (int k = 0; k < n->n_inputs; k++) {
       int v = n->inputs[k];
       in[k] = v >= 0 ? &g->values[v].t : NULL;
       if (v < 0) continue;
-      if (!g->values[v].shape_known || !g->values[v].has_type) known = false;
-      if (g->values[v].kind != VALUE_CONSTANT) all_const = false;
+      const value *val = &g->values[v];
+      if (!val->shape_known || !val->has_type) known = false;
+      if (val->kind != VALUE_CONSTANT && !val->data_dep) all_data = false;
+      shape_dep |= val->shape_dep || val->data_dep;
+      data_dep |= val->data_dep || (n->op->fold_from_shape && val->shape_dep);
     }
     for (int k = 0; k < n->n_outputs; k++) {
       int v = n->outputs[k];
@@ -86,6 +98,8 @@ infer_status pass_infer_and_fold(graph *g, bool *dynamic) {
         free(out[k]->data);
         memset(out[k], 0, sizeof(tensor));
         g->values[v].shape_known = g->values[v].has_type = false;
+        g->values[v].shape_dep = shape_dep;
+        g->values[v].data_dep = false;
       }
     }
     if (!known) {
@@ -107,8 +121,8 @@ infer_status pass_infer_and_fold(graph *g, bool *dynamic) {
       if ((s = check_output(g, i, out[k], k)) != INFER_OK) goto done;
       g->values[n->outputs[k]].shape_known = g->values[n->outputs[k]].has_type = true;
     }
-    if (all_const || n->op->fold_from_shape)
-      if ((s = fold_node(g, i, in, out)) != INFER_OK) goto done;
+    if (all_data || n->op->fold_from_shape)
+      if ((s = fold_node(g, i, in, out, data_dep)) != INFER_OK) goto done;
   }
 done:
   free(in);

@@ -74,6 +74,11 @@ typedef struct value {
   char **dim_params; /* symbolic dim names (or NULL per dim); NULL if none */
   int producer;      /* node index or -1 */
   bool is_output;    /* a graph output */
+  /* Flexible batch (CPU engines built with --batch): the dims may change with the
+   * run's batch (shape_dep), or the value was computed at build from shapes that
+   * do (data_dep: it holds the build batch's data for shape inference, and its
+   * node stays in the graph to recompute it each run). */
+  bool shape_dep, data_dep;
 } value;
 
 typedef struct opset_import {

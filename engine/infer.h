@@ -168,6 +168,11 @@ INFER_API infer_status infer_engine_input_info(const infer_engine *e, int index,
                                                const char **name, infer_tensor *info);
 INFER_API infer_status infer_engine_output_info(const infer_engine *e, int index,
                                                 const char **name, infer_tensor *info);
+/* Largest batch a run takes when the engine was built with infer_options_set_batch
+ * for a model with a symbolic batch dim: inputs with that dim then accept any
+ * batch from 1 to it (all in one run the same), and outputs have the run's batch.
+ * 0 when the engine runs only the shapes it was built for (CUDA engines, for now). */
+INFER_API int64_t infer_engine_max_batch(const infer_engine *e);
 /* Index of the input/output called `name`, or -1. */
 INFER_API int infer_engine_input_index(const infer_engine *e, const char *name);
 INFER_API int infer_engine_output_index(const infer_engine *e, const char *name);
@@ -185,8 +190,9 @@ typedef struct infer_context infer_context;
 /* *out owned by the caller: infer_context_release (before the engine's). */
 INFER_API infer_status infer_context_create(infer_engine *e, infer_context **out);
 INFER_API void infer_context_release(infer_context *c);
-/* Copies `t` (dtype and shape must match the engine's input exactly) into the
- * context; the message names the input, expected and actual on a mismatch. */
+/* Copies `t` into the context. Its dtype and shape must match the engine's input,
+ * except that the batch dim may be smaller (see infer_engine_max_batch); the message
+ * names the input, expected and actual on a mismatch. */
 INFER_API infer_status infer_context_set_input(infer_context *c, int index,
                                                const infer_tensor *t);
 INFER_API infer_status infer_context_run(infer_context *c);

@@ -24,6 +24,7 @@ static int64_t align_up(int64_t x) { return (x + PLAN_ALIGN - 1) / PLAN_ALIGN * 
 void plan_free(plan *p) {
   if (!p) return;
   free(p->offsets);
+  free(p->sizes);
   memset(p, 0, sizeof *p);
 }
 
@@ -31,18 +32,20 @@ infer_status plan_assign_offsets(const plan_buffer *bufs, int n, plan *p) {
   memset(p, 0, sizeof *p);
   p->n = n;
   p->offsets = calloc((size_t)n + 1, sizeof(int64_t));
+  p->sizes = calloc((size_t)n + 1, sizeof(int64_t));
   sized *order = calloc((size_t)n + 1, sizeof(sized));
   int *placed = calloc((size_t)n + 1, sizeof(int));
   /* intervals taken by placed buffers that overlap in time with the current one */
   int64_t *lo = calloc((size_t)n + 1, sizeof(int64_t));
   int64_t *hi = calloc((size_t)n + 1, sizeof(int64_t));
-  if (!p->offsets || !order || !placed || !lo || !hi) {
+  if (!p->offsets || !p->sizes || !order || !placed || !lo || !hi) {
     free(order); free(placed); free(lo); free(hi);
     plan_free(p);
     return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory planning %d buffers", n);
   }
   for (int i = 0; i < n; i++) {
     order[i] = (sized){bufs[i].size, i};
+    p->sizes[i] = bufs[i].size;
     if (bufs[i].size < 0 || !size_add(p->naive_bytes, align_up(bufs[i].size), &p->naive_bytes)) {
       free(order); free(placed); free(lo); free(hi);
       plan_free(p);

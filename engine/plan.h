@@ -18,6 +18,7 @@ typedef struct plan_buffer {
 typedef struct plan {
   int n;
   int64_t *offsets;    /* per buffer */
+  int64_t *sizes;      /* per buffer, as asked (unaligned) */
   int64_t arena_bytes; /* total */
   int64_t naive_bytes; /* sum of all aligned sizes, for comparison */
 } plan;

@@ -123,10 +123,15 @@ int main(int argc, char **argv) {
       rc = fail(s, "input"); /* the message names the file */
       goto out;
     }
+    /* with --batch, the engine is built for that batch and the file's own batch
+     * (at most that) is what the run takes */
+    int64_t dims[INFER_MAX_RANK];
+    memcpy(dims, inputs[i].dims, sizeof dims);
+    if (a.batch > 0 && inputs[i].rank > 0) dims[0] = -1;
     if (a.inputs[i].name)
-      s = infer_options_set_input_shape(opts, a.inputs[i].name, inputs[i].rank, inputs[i].dims);
+      s = infer_options_set_input_shape(opts, a.inputs[i].name, inputs[i].rank, dims);
     else
-      s = infer_options_set_input_shape_at(opts, i, inputs[i].rank, inputs[i].dims);
+      s = infer_options_set_input_shape_at(opts, i, inputs[i].rank, dims);
     if (s != INFER_OK) {
       rc = fail(s, a.inputs[i].path);
       goto out;
