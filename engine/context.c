@@ -35,6 +35,7 @@ struct infer_context {
   bool ran;                  /* a run succeeded (GPU outputs are valid) */
   atomic_flag busy;          /* set while a run is in progress (misuse detection) */
   double cpu_ms;             /* host time of the last CPU run */
+  infer_step_profile *prof;  /* per step, when profiling */
 };
 
 static void dyn_free(infer_context *c) {
@@ -69,6 +70,19 @@ infer_status infer_context_create(infer_engine *e, infer_context **out) {
   if (c) atomic_flag_clear(&c->busy);
   if (!c) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   c->e = e;
+  if (e->opts.profile) {
+    c->prof = calloc((size_t)e->n_steps + 1, sizeof *c->prof);
+    if (!c->prof) {
+      free(c);
+      return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int s = 0; s < e->n_steps; s++) {
+      const node *n = &g->nodes[e->steps[s]];
+      c->prof[s].node = n->name;
+      c->prof[s].op = n->op_type;
+      c->prof[s].impl = "cpu";
+    }
+  }
 #ifdef INFER_HAVE_CUDA
   if (e->cuda) {
     c->input_set = calloc((size_t)g->n_inputs + 1, sizeof(bool));
@@ -117,6 +131,7 @@ void infer_context_release(infer_context *c) {
 #ifdef INFER_HAVE_CUDA
   cuda_context_release(c->cuda);
 #endif
+  free(c->prof);
   dyn_free(c);
   free(c->dyn);
   free(c->arena);
@@ -264,6 +279,7 @@ static infer_status context_run(infer_context *c) {
 #ifdef INFER_HAVE_CUDA
   if (c->cuda) {
     TRY(cuda_context_run(c->cuda));
+    if (c->prof) TRY(cuda_context_profile(c->cuda, c->prof));
     c->ran = true;
     return INFER_OK;
   }
@@ -282,12 +298,31 @@ static infer_status context_run(infer_context *c) {
     infer_status st = dynamic           ? run_dynamic_prepare(c, n, &ws)
                       : e->max_batch > 0 ? run_flex_prepare(c, n)
                                          : INFER_OK;
+    struct timespec s0, s1;
+    if (c->prof) clock_gettime(CLOCK_MONOTONIC, &s0);
     if (st == INFER_OK) st = n->op->run(n, n->params, c->in, c->out, ws);
     if (st != INFER_OK) return infer_fail_prefix(st, "%s", node_describe(g, e->steps[s], d, sizeof d));
+    if (c->prof) {
+      clock_gettime(CLOCK_MONOTONIC, &s1);
+      c->prof[s].ms = (double)(s1.tv_sec - s0.tv_sec) * 1e3 + (double)(s1.tv_nsec - s0.tv_nsec) * 1e-6;
+      step_cost(n, c->in, c->out, &c->prof[s].flops, &c->prof[s].bytes);
+    }
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   c->cpu_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
   c->ran = true;
+  return INFER_OK;
+}
+
+int infer_context_profile_count(const infer_context *c) {
+  return c && c->prof && c->ran ? c->e->n_steps : 0;
+}
+
+infer_status infer_context_profile_step(const infer_context *c, int i, infer_step_profile *p) {
+  if (!c || !p || i < 0 || i >= infer_context_profile_count(c))
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "no profile entry %d (profiling is off, no run "
+                      "succeeded yet, or the index is out of range)", i);
+  *p = c->prof[i];
   return INFER_OK;
 }
 

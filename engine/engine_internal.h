@@ -26,6 +26,7 @@ struct infer_options {
   void *log_user;
   bool cuda_graph;   /* capture runs into a CUDA graph (default on) */
   bool sync_each_op; /* synchronize after each GPU step to name failures */
+  bool profile;      /* time each step of each run */
 };
 
 struct infer_engine {
@@ -56,6 +57,10 @@ infer_status pass_infer_and_fold(graph *g, bool *dynamic);
 /* Marks nodes whose results nobody reads as removed; returns the count. */
 int pass_remove_dead(graph *g);
 int graph_live_nodes(const graph *g);
+/* Arithmetic (multiply-add = 2) and bytes of inputs + outputs of node n for the
+ * given tensors (engine/step_cost.c). */
+void step_cost(const node *n, const tensor *const *in, tensor *const *out, double *flops,
+               double *bytes);
 /* Plans one arena for the values the steps read and write (engine/plan_graph.c).
  * storage[v] overrides value v's dtype (device precision); NULL keeps them.
  * *buffer_of (malloc'ed) maps value id -> buffer index in p, or -1. */

@@ -144,6 +144,8 @@ INFER_API infer_status infer_options_set_cuda_graph(infer_options *o, int enable
 /* CUDA: synchronize after every step so a failing kernel is named (default 0;
  * the environment variable INFER_SYNC=1 turns it on too). Slow. */
 INFER_API infer_status infer_options_set_sync_each_op(infer_options *o, int enabled);
+/* Time every step of every run (see infer_step_profile; turns CUDA graphs off). */
+INFER_API infer_status infer_options_set_profile(infer_options *o, int enabled);
 /* Log sink for verbose output; NULL (default) writes to stderr. */
 typedef void (*infer_log_fn)(void *user, const char *line);
 INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user);
@@ -214,6 +216,21 @@ typedef struct infer_run_timing {
   double h2d_ms, compute_ms, d2h_ms;
 } infer_run_timing;
 INFER_API infer_status infer_context_timing(const infer_context *c, infer_run_timing *t);
+
+/* Per-step profile. With infer_options_set_profile(o, 1) every run also times each
+ * step on its own (CUDA: events around each step, with the CUDA graph off, so the
+ * profiled run is not the graph-replayed one; CPU: host clock). */
+typedef struct infer_step_profile {
+  const char *node;  /* node name (may be ""); owned by the engine */
+  const char *op;    /* op type */
+  const char *impl;  /* what runs it: "cpu", "cudnn", "cublas" or "kernel" */
+  double ms;         /* time of the step in the last run */
+  double flops;      /* arithmetic of the step (multiply-add = 2), an estimate */
+  double bytes;      /* bytes its inputs and outputs occupy: the least it moves */
+} infer_step_profile;
+INFER_API int infer_context_profile_count(const infer_context *c);
+INFER_API infer_status infer_context_profile_step(const infer_context *c, int i,
+                                                  infer_step_profile *p);
 
 /* Memory an engine and each of its contexts hold, in bytes. */
 typedef struct infer_memory_info {

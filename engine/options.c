@@ -130,6 +130,12 @@ infer_status infer_options_set_sync_each_op(infer_options *o, int enabled) {
   return INFER_OK;
 }
 
+infer_status infer_options_set_profile(infer_options *o, int enabled) {
+  if (!o) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "options is NULL");
+  o->profile = enabled != 0;
+  return INFER_OK;
+}
+
 infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user) {
   if (!o) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "options is NULL");
   o->log = fn;

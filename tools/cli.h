@@ -40,7 +40,8 @@ typedef struct cli_args {
   bool quiet, verbose;
   unsigned long long seed;
   /* --bench */
-  bool bench, no_cuda_graph;
+  bool bench, no_cuda_graph, profile;
+  double peak_tflops, peak_gbs;
   double warmup_ms, duration_s;
   long long iterations;
   const char *json;
@@ -61,5 +62,7 @@ bool cli_compare(const char *name, const infer_tensor *out, const infer_tensor *
 int cli_random_input(const infer_engine *e, int index, uint64_t *seed, infer_tensor *t);
 /* --bench: times runs of a built context and prints a trtexec-style report. */
 int cli_bench(const cli_args *a, infer_engine *e, infer_context *c);
+/* --profile: per-step times over several runs, with rates against the roofline. */
+int cli_profile(const cli_args *a, infer_engine *e, infer_context *c);
 
 #endif

@@ -22,6 +22,9 @@ void cli_usage(FILE *f) {
           "                            among several buffers); with --warmup MS (200),\n"
           "                            --duration S (3), --iterations N (at least), --json FILE\n"
           "  --no-cuda-graph           run the steps one by one instead of replaying a CUDA graph\n"
+          "  --profile                 one line per step: median time, share, FLOPs, bytes,\n"
+          "                            achieved rates, roofline fraction (--peak-tflops T,\n"
+          "                            --peak-gbs G set the peaks; H200 figures by default)\n"
           "exit codes: 0 ok, 1 outputs differ from --reference, 2 bad usage/model/input,\n"
           "            3 unsupported op/attribute/dtype, 4 device or runtime failure\n");
 }
@@ -107,6 +110,8 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->bench = true; takes = false;
     } else if (strcmp(o, "--no-cuda-graph") == 0) {
       a->no_cuda_graph = true; takes = false;
+    } else if (strcmp(o, "--profile") == 0) {
+      a->profile = true; takes = false;
     } else if (o[0] != '-' || strcmp(o, "-") == 0) {
       if (a->model) return bad("more than one model given ('%s')", o);
       a->model = o;
@@ -155,6 +160,10 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       char *end;
       a->iterations = strtoll(v, &end, 10);
       if (end == v || *end || a->iterations < 1) return bad("bad --iterations '%s'", v);
+    } else if (strcmp(o, "--peak-tflops") == 0) {
+      if (!parse_double(v, &a->peak_tflops)) return bad("bad --peak-tflops '%s'", v);
+    } else if (strcmp(o, "--peak-gbs") == 0) {
+      if (!parse_double(v, &a->peak_gbs)) return bad("bad --peak-gbs '%s'", v);
     } else if (strcmp(o, "--json") == 0) {
       a->json = v;
     } else if (strcmp(o, "--output") == 0) {

@@ -109,6 +109,7 @@ int main(int argc, char **argv) {
   infer_options_set_precision(opts, a.precision);
   infer_options_set_verbose(opts, a.verbose);
   if (a.no_cuda_graph) infer_options_set_cuda_graph(opts, 0);
+  if (a.profile) infer_options_set_profile(opts, 1);
   if (a.batch > 0) infer_options_set_batch(opts, a.batch);
   for (int i = 0; i < a.n_shapes; i++)
     if ((s = infer_options_set_input_shape(opts, a.shapes[i].name, a.shapes[i].rank,
@@ -167,6 +168,10 @@ int main(int argc, char **argv) {
   }
   if (a.bench) {
     rc = cli_bench(&a, e, c);
+    goto out;
+  }
+  if (a.profile) {
+    rc = cli_profile(&a, e, c);
     goto out;
   }
   if ((s = infer_context_run(c)) != INFER_OK) {

@@ -20,6 +20,8 @@ infer_status cuda_context_set_input(cuda_context *c, int index, const void *data
 infer_status cuda_context_run(cuda_context *c);
 /* INFER_OK, or the failure that made the context unusable. */
 infer_status cuda_context_health(const cuda_context *c);
+/* Per-step times of the last run (profiling contexts), plus cost and what ran it. */
+infer_status cuda_context_profile(cuda_context *c, infer_step_profile *prof);
 /* Event times of the last run. */
 infer_status cuda_context_timing(cuda_context *c, infer_run_timing *t);
 /* Device memory of the engine's build. */

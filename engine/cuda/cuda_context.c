@@ -31,6 +31,7 @@ struct cuda_context {
   bool failed;
   char failure[1024];
   cudaEvent_t ev[4]; /* before H2D, after H2D, after the steps, after D2H */
+  cudaEvent_t *step_ev; /* profiling: one before each step and one after the last */
 };
 
 static int64_t bytes_of(const value *v) { return tensor_nbytes(&v->t); }
@@ -73,6 +74,20 @@ infer_status cuda_context_create(infer_engine *e, cuda_context **out) {
       st = infer_fail(INFER_ERR_DEVICE, "cudaEventCreate failed");
       goto fail;
     }
+  if (e->opts.profile) {
+    /* the profiled run is not graph-replayed: events around every step */
+    c->use_graph = false;
+    c->step_ev = calloc((size_t)ce->n_steps + 1, sizeof(cudaEvent_t));
+    if (!c->step_ev) {
+      st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+      goto fail;
+    }
+    for (int i = 0; i <= ce->n_steps; i++)
+      if (cudaEventCreate(&c->step_ev[i]) != cudaSuccess) {
+        st = infer_fail(INFER_ERR_DEVICE, "cudaEventCreate failed");
+        goto fail;
+      }
+  }
 #define ALLOC_DEV(ptr, bytes, what)                                                     \
   do {                                                                                  \
     cudaError_t ae_ = cudaMalloc(&(ptr), (size_t)((bytes) > 0 ? (bytes) : 1));          \
@@ -151,6 +166,9 @@ void cuda_context_release(cuda_context *c) {
   }
   for (int i = 0; i < 4; i++)
     if (c->ev[i]) cudaEventDestroy(c->ev[i]);
+  for (int i = 0; c->step_ev && i <= c->ce->n_steps; i++)
+    if (c->step_ev[i]) cudaEventDestroy(c->step_ev[i]);
+  free(c->step_ev);
   if (c->arena) cudaFree(c->arena);
   if (c->x.ws) cudaFree(c->x.ws);
   if (c->cublas_ws) cudaFree(c->cublas_ws);
@@ -204,6 +222,7 @@ static infer_status enqueue_run(cuda_context *c) {
     const node *n = &g->nodes[cs->node];
     for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
     for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
+    if (c->step_ev) CUDA_TRY(cudaEventRecord(c->step_ev[k], s));
     infer_status st = cs->op->run(&c->x, n, n->params, cs->state, c->in, c->out);
     if (st == INFER_OK && c->sync_each_op) {
       cudaError_t err = cudaStreamSynchronize(s);
@@ -213,6 +232,7 @@ static infer_status enqueue_run(cuda_context *c) {
     }
     if (st != INFER_OK) return infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
   }
+  if (c->step_ev) CUDA_TRY(cudaEventRecord(c->step_ev[ce->n_steps], s));
   CUDA_TRY(cudaEventRecordWithFlags(c->ev[2], s, cudaEventRecordExternal));
   for (int o = 0; o < c->n_out; o++) {
     int v = g->outputs[o];
@@ -226,6 +246,24 @@ static infer_status enqueue_run(cuda_context *c) {
       CUDA_TRY(cudaMemcpyAsync(c->out_host[o], src, (size_t)c->out_bytes[o], cudaMemcpyDeviceToHost, s));
   }
   CUDA_TRY(cudaEventRecordWithFlags(c->ev[3], s, cudaEventRecordExternal));
+  return INFER_OK;
+}
+
+infer_status cuda_context_profile(cuda_context *c, infer_step_profile *prof) {
+  const graph *g = c->e->g;
+  for (int k = 0; k < c->ce->n_steps; k++) {
+    const cuda_step *cs = &c->ce->steps[k];
+    const node *n = &g->nodes[cs->node];
+    float ms = 0;
+    CUDA_TRY(cudaEventElapsedTime(&ms, c->step_ev[k], c->step_ev[k + 1]));
+    for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
+    for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
+    prof[k].ms = ms;
+    prof[k].impl = (cs->op->needs & CUDA_NEEDS_CUDNN)    ? "cudnn"
+                   : (cs->op->needs & CUDA_NEEDS_CUBLAS) ? "cublas"
+                                                         : "kernel";
+    step_cost(n, c->in, c->out, &prof[k].flops, &prof[k].bytes);
+  }
   return INFER_OK;
 }
 
