@@ -249,6 +249,13 @@ typedef struct infer_build_timing {
 } infer_build_timing;
 INFER_API infer_status infer_engine_build_timing(const infer_engine *e, infer_build_timing *t);
 
+/* What this build and machine offer and what is wrong with them: build options,
+ * CUDA driver and runtime versions (and whether they fit), every GPU (compute
+ * capability, memory, SMs, whether this build has code for it), cuDNN and cuBLAS
+ * versions, and a short fp16 tensor-core matrix test with its TFLOP/s. Each problem
+ * comes with its fix. *report is malloc'ed text owned by the caller (free). */
+INFER_API infer_status infer_diagnose(char **report);
+
 /* ---- registry --------------------------------------------------------------- */
 
 /* Iterates the supported ops: fills name/domain/opset range of op `i`, returns

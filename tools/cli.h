@@ -40,7 +40,7 @@ typedef struct cli_args {
   bool quiet, verbose;
   unsigned long long seed;
   /* --bench */
-  bool bench, no_cuda_graph, profile;
+  bool bench, no_cuda_graph, profile, diagnose;
   double peak_tflops, peak_gbs;
   double warmup_ms, duration_s;
   long long iterations;

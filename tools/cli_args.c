@@ -8,6 +8,7 @@
 void cli_usage(FILE *f) {
   fprintf(f,
           "usage: infer MODEL.onnx [options]\n"
+          "       infer --diagnose          what this build and machine offer, problems and fixes\n"
           "  --device cpu|cuda[:N]     where to run (default cpu)\n"
           "  --precision fp32|tf32|fp16  (default fp32)\n"
           "  --input [NAME=]FILE       input tensor (.pb TensorProto or .npy); by name or in order\n"
@@ -110,6 +111,8 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->bench = true; takes = false;
     } else if (strcmp(o, "--no-cuda-graph") == 0) {
       a->no_cuda_graph = true; takes = false;
+    } else if (strcmp(o, "--diagnose") == 0) {
+      a->diagnose = true; takes = false;
     } else if (strcmp(o, "--profile") == 0) {
       a->profile = true; takes = false;
     } else if (o[0] != '-' || strcmp(o, "-") == 0) {
@@ -177,6 +180,6 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
     }
     if (takes) i++;
   }
-  if (!a->model) return bad("no model given%s", "");
+  if (!a->model && !a->diagnose) return bad("no model given%s", "");
   return true;
 }

@@ -41,6 +41,8 @@ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFER_CUDA=ON \
 rc=$?
 note "build: rc=$rc in $(( $(date +%s) - t0 )) s (log: build.log)"
 if [ $rc -ne 0 ]; then tail -40 "$out/build.log"; printf '%s\n' "${summary[@]}"; exit 1; fi
+$build/infer --diagnose >"$out/diagnose.log" 2>&1
+note "diagnose (rc=$?): $(grep -E 'TFLOP/s|PROBLEM' "$out/diagnose.log" | head -3 | tr '\n' ' ')"
 
 # ---- torchvision models for the model tests (model_* and gpu_model_* rows) ---------------
 if [ "${QUICK:-0}" != 1 ] && [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then

@@ -95,6 +95,15 @@ int main(int argc, char **argv) {
     cli_usage(stderr);
     return EXIT_USAGE;
   }
+  if (a.diagnose) {
+    char *text = NULL;
+    infer_status ds = infer_diagnose(&text);
+    if (ds != INFER_OK) return fail(ds, "diagnose");
+    fputs(text, stdout);
+    bool problems = strstr(text, "PROBLEM") != NULL;
+    free(text);
+    return problems ? EXIT_DEVICE : EXIT_OK;
+  }
   int rc = EXIT_OK;
   infer_options *opts = NULL;
   infer_engine *e = NULL;

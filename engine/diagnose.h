@@ -1,0 +1,20 @@
+/* diagnose.h: a growing text buffer for infer_diagnose's report. */
+#ifndef INFER_DIAGNOSE_H
+#define INFER_DIAGNOSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "infer.h"
+
+typedef struct report {
+  char *buf;
+  size_t len, cap;
+  bool failed; /* out of memory: the report is dropped */
+} report;
+
+void report_add(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends the CUDA section (engine/cuda/cuda_diagnose.c). */
+void cuda_diagnose(report *r);
+
+#endif
