@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "shape_arg.h"
 
 void cli_usage(FILE *f) {
   fprintf(f,
@@ -69,27 +70,6 @@ static bool parse_double(const char *s, double *out) {
   return end != s && *end == 0 && *out >= 0;
 }
 
-static bool parse_shape(char *arg, named_shape *s) {
-  char *eq = strrchr(arg, '=');
-  if (!eq || eq == arg) return false;
-  *eq = 0;
-  s->name = arg;
-  s->rank = 0;
-  char *p = eq + 1;
-  if (strcmp(p, "scalar") == 0) return true;
-  while (*p) {
-    if (s->rank == INFER_MAX_RANK) return false;
-    char *end;
-    long long d = strtoll(p, &end, 10);
-    if (end == p || d < 0) return false;
-    s->dims[s->rank++] = d;
-    if (*end == 'x' || *end == ',') end++;
-    else if (*end) return false;
-    p = end;
-  }
-  return s->rank > 0;
-}
-
 bool cli_parse(int argc, char **argv, cli_args *a) {
   memset(a, 0, sizeof *a);
   a->rtol = 1e-3;
@@ -145,7 +125,8 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       if (!parse_named(v, &a->refs[a->n_refs++])) return bad("bad --reference '%s'", v);
     } else if (strcmp(o, "--shape") == 0) {
       if (a->n_shapes == 64) return bad("too many shapes%s", "");
-      if (!parse_shape(argv[i + 1], &a->shapes[a->n_shapes++]))
+      named_shape *sh = &a->shapes[a->n_shapes++];
+      if (!shape_arg_parse(argv[i + 1], &sh->name, &sh->rank, sh->dims, INFER_MAX_RANK))
         return bad("bad --shape '%s' (want NAME=AxBxC)", v);
     } else if (strcmp(o, "--batch") == 0) {
       char *end;

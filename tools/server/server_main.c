@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "../shape_arg.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -42,27 +43,6 @@ static bool parse_int(const char *s, long long lo, long long hi, long long *out)
   if (end == s || *end || errno || v < lo || v > hi) return false;
   *out = v;
   return true;
-}
-
-static bool parse_shape(char *arg, srv_shape *s) {
-  char *eq = strrchr(arg, '=');
-  if (!eq || eq == arg) return false;
-  *eq = 0;
-  s->name = arg;
-  s->rank = 0;
-  char *p = eq + 1;
-  if (strcmp(p, "scalar") == 0) return true;
-  while (*p) {
-    if (s->rank == INFER_MAX_RANK) return false;
-    char *end;
-    long long d = strtoll(p, &end, 10);
-    if (end == p || d < 0) return false;
-    s->dims[s->rank++] = d;
-    if (*end == 'x' || *end == ',') end++;
-    else if (*end) return false;
-    p = end;
-  }
-  return s->rank > 0;
 }
 
 static bool bad(const char *what, const char *arg) {
@@ -138,7 +118,9 @@ static bool parse_args(int argc, char **argv, srv_config *c) {
       c->batch = n;
     } else if (strcmp(o, "--shape") == 0) {
       if (c->n_shapes == SRV_MAX_SHAPES) return bad("too many --shape options at", v);
-      if (!parse_shape(v, &c->shapes[c->n_shapes++])) return bad("bad --shape (NAME=AxBxC)", v);
+      srv_shape *sh = &c->shapes[c->n_shapes++];
+      if (!shape_arg_parse(v, &sh->name, &sh->rank, sh->dims, INFER_MAX_RANK))
+        return bad("bad --shape (NAME=AxBxC)", v);
     } else if (strcmp(o, "--test-delay-ms") == 0) {
       if (!parse_int(v, 0, 60000, &n)) return bad("bad --test-delay-ms", v);
       c->delay_ms = (int)n;
