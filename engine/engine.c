@@ -52,7 +52,8 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
     infer_status (*run)(graph *, int *);
   } passes[] = {{"remove-identity", pass_remove_identity},
                 {"fold-conv-bn", pass_fold_conv_bn},
-                {"cancel-transposes", pass_cancel_transposes}};
+                {"cancel-transposes", pass_cancel_transposes},
+                {"fuse-chains", pass_fuse_chains}};
   for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
     int before = graph_live_nodes(g), removed = 0;
     TRY(passes[k].run(g, &removed));

@@ -46,6 +46,11 @@ infer_status pass_fold_conv_bn(graph *g, int *removed);
  * input (the first stays for its other readers). */
 infer_status pass_cancel_transposes(graph *g, int *removed);
 
+/* Chains that compute one op, replaced by it (engine/pass_fuse.c): x * sigmoid(x)
+ * -> Swish; the erf form of GELU -> Gelu; LayerNorm written with ReduceMean, Sub,
+ * Pow, Add, Sqrt, Div, Mul, Add over the last axis -> LayerNormalization. */
+infer_status pass_fuse_chains(graph *g, int *removed);
+
 /* ---- helpers the passes share (engine/pass_util.c) ------------------------------- */
 
 /* readers[v] = how many input slots of live nodes read value v (malloc'ed; NULL
