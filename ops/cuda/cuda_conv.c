@@ -185,19 +185,27 @@ out:
   return st;
 }
 
+/* What Conv and ConvTranspose read alike: the spatial rank (1 to 3), the cuDNN
+ * data type, the window attributes and the group count. */
+static infer_status conv_read_common(const node *n, const char *op, const tensor *X, int *nsp,
+                                     cudnnDataType_t *dt, win_attrs *w, int64_t *group) {
+  *nsp = X->rank - 2;
+  if (*nsp < 1 || *nsp > 3)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: %d spatial dims", op, *nsp);
+  TRY(data_type(X->dtype, dt));
+  TRY(win_attrs_parse(n, op, w));
+  return attr_get_int(n, "group", 1, group);
+}
+
 static infer_status conv_prepare(const cuda_exec *x, const node *n, const void *params,
                                  const tensor *const *in, const tensor *const *host_in,
                                  tensor *const *out, void **state, int64_t *ws_bytes) {
   const tensor *X = in[0], *W = in[1];
-  int nsp = X->rank - 2;
-  if (nsp < 1 || nsp > 3)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: %d spatial dims", nsp);
+  int nsp;
   cudnnDataType_t dt = CUDNN_DATA_FLOAT;
-  TRY(data_type(X->dtype, &dt));
   win_attrs w;
-  TRY(win_attrs_parse(n, "Conv", &w));
   int64_t group;
-  TRY(attr_get_int(n, "group", 1, &group));
+  TRY(conv_read_common(n, "Conv", X, &nsp, &dt, &w, &group));
   win_geom g;
   TRY(win_geom_forward(&w, nsp, X->dims + 2, W->dims + 2, false, "Conv", &g));
   conv_state *s = calloc(1, sizeof *s);
@@ -292,15 +300,11 @@ static infer_status convt_prepare(const cuda_exec *x, const node *n, const void 
                                   const tensor *const *in, const tensor *const *host_in,
                                   tensor *const *out, void **state, int64_t *ws_bytes) {
   const tensor *X = in[0], *W = in[1];
-  int nsp = X->rank - 2;
-  if (nsp < 1 || nsp > 3)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "ConvTranspose on the GPU: %d spatial dims", nsp);
+  int nsp;
   cudnnDataType_t dt = CUDNN_DATA_FLOAT;
-  TRY(data_type(X->dtype, &dt));
   win_attrs w;
-  TRY(win_attrs_parse(n, "ConvTranspose", &w));
   int64_t group;
-  TRY(attr_get_int(n, "group", 1, &group));
+  TRY(conv_read_common(n, "ConvTranspose", X, &nsp, &dt, &w, &group));
   const int64_t *opad;
   int n_opad;
   TRY(attr_get_ints(n, "output_padding", &opad, &n_opad));
