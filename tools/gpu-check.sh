@@ -49,7 +49,9 @@ if [ "${QUICK:-0}" != 1 ] && [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import t
   t0=$(date +%s)
   python3 models/export_zoo.py /tmp/zoo --models "${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}" \
     >"$out/zoo_export.log" 2>&1
-  note "zoo export (${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}): rc=$? in $(( $(date +%s) - t0 )) s"
+  rc=$?
+  note "zoo export (${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}): rc=$rc in $(( $(date +%s) - t0 )) s"
+  [ $rc -ne 0 ] && while read -r l; do note "  $l"; done < <(grep -v '^\s*$' "$out/zoo_export.log" | tail -4 | cut -c1-300)
 fi
 
 # ---- QUICK=1: only GPU conformance (fp32, fp16) and the benchmarks ------------------------
@@ -127,4 +129,7 @@ fi
 
 echo
 echo "==================== summary ===================="
-printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+# the device tool brings back a handful of files: pack the logs into one
+(cd "$out" && tar czf /tmp/gpu-check-logs.tgz --exclude summary.txt . && rm -rf ./* &&
+  mv /tmp/gpu-check-logs.tgz logs.tgz && printf '%s\n' "${summary[@]}" > summary.txt)

@@ -26,6 +26,7 @@ struct cuda_context {
   cudaGraph_t graph;
   cudaGraphExec_t graph_exec;
   bool use_graph, sync_each_op;
+  unsigned event_flags; /* cudaEventRecordExternal while capturing */
   bool poison; /* INFER_POISON=1: fill the arena and outputs with NaN bytes before
                 * each run, so unwritten elements show up in tests */
   bool failed;
@@ -36,7 +37,17 @@ struct cuda_context {
 
 static int64_t bytes_of(const value *v) { return tensor_nbytes(&v->t); }
 
+static infer_status create_locked(infer_engine *e, cuda_context **out);
+static void release_locked(cuda_context *c);
+
 infer_status cuda_context_create(infer_engine *e, cuda_context **out) {
+  cuda_device_work_begin();
+  infer_status st = create_locked(e, out);
+  cuda_device_work_end();
+  return st;
+}
+
+static infer_status create_locked(infer_engine *e, cuda_context **out) {
   *out = NULL;
   cuda_engine *ce = e->cuda;
   const graph *g = e->g;
@@ -146,12 +157,18 @@ infer_status cuda_context_create(infer_engine *e, cuda_context **out) {
   *out = c;
   return INFER_OK;
 fail:
-  cuda_context_release(c);
+  release_locked(c);
   return st;
 }
 
 void cuda_context_release(cuda_context *c) {
   if (!c) return;
+  cuda_device_work_begin();
+  release_locked(c);
+  cuda_device_work_end();
+}
+
+static void release_locked(cuda_context *c) {
   cudaSetDevice(c->ce->device); /* frees below belong to that device */
   if (c->x.stream) cudaStreamSynchronize((cudaStream_t)c->x.stream);
   if (c->graph_exec) cudaGraphExecDestroy(c->graph_exec);
@@ -199,7 +216,7 @@ static infer_status enqueue_run(cuda_context *c) {
   const graph *g = e->g;
   cudaStream_t s = (cudaStream_t)c->x.stream;
   char d[256];
-  CUDA_TRY(cudaEventRecordWithFlags(c->ev[0], s, cudaEventRecordExternal));
+  CUDA_TRY(cudaEventRecordWithFlags(c->ev[0], s, c->event_flags));
   if (c->poison) {
     /* 0xFF bytes read as NaN in every float type. Inputs are rewritten below. */
     if (ce->mem.arena_bytes > 0) CUDA_TRY(cudaMemsetAsync(c->arena, 0xFF, (size_t)ce->mem.arena_bytes, s));
@@ -216,7 +233,7 @@ static infer_status enqueue_run(cuda_context *c) {
       CUDA_TRY(k_cast(g->values[v].t.dtype, c->in_dev[i], ce->storage[v], c->vals[v].data,
                       dims_count(g->values[v].t.rank, g->values[v].t.dims), s));
   }
-  CUDA_TRY(cudaEventRecordWithFlags(c->ev[1], s, cudaEventRecordExternal));
+  CUDA_TRY(cudaEventRecordWithFlags(c->ev[1], s, c->event_flags));
   for (int k = 0; k < ce->n_steps; k++) {
     const cuda_step *cs = &ce->steps[k];
     const node *n = &g->nodes[cs->node];
@@ -233,7 +250,7 @@ static infer_status enqueue_run(cuda_context *c) {
     if (st != INFER_OK) return infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
   }
   if (c->step_ev) CUDA_TRY(cudaEventRecord(c->step_ev[ce->n_steps], s));
-  CUDA_TRY(cudaEventRecordWithFlags(c->ev[2], s, cudaEventRecordExternal));
+  CUDA_TRY(cudaEventRecordWithFlags(c->ev[2], s, c->event_flags));
   for (int o = 0; o < c->n_out; o++) {
     int v = g->outputs[o];
     const void *src = c->vals[v].data;
@@ -245,7 +262,7 @@ static infer_status enqueue_run(cuda_context *c) {
     if (c->out_bytes[o] > 0)
       CUDA_TRY(cudaMemcpyAsync(c->out_host[o], src, (size_t)c->out_bytes[o], cudaMemcpyDeviceToHost, s));
   }
-  CUDA_TRY(cudaEventRecordWithFlags(c->ev[3], s, cudaEventRecordExternal));
+  CUDA_TRY(cudaEventRecordWithFlags(c->ev[3], s, c->event_flags));
   return INFER_OK;
 }
 
@@ -279,16 +296,23 @@ infer_status cuda_context_timing(cuda_context *c, infer_run_timing *t) {
 /* Captures enqueue_run into a graph; on failure the context runs eagerly. */
 static void try_capture(cuda_context *c) {
   cudaStream_t s = (cudaStream_t)c->x.stream;
+  cuda_capture_begin();
   if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    cuda_capture_end();
     cudaGetLastError();
     c->use_graph = false;
     return;
   }
+  /* timing events inside a graph must be external nodes to be read after a replay */
+  c->event_flags = cudaEventRecordExternal;
   infer_status st = enqueue_run(c);
+  c->event_flags = cudaEventRecordDefault;
   cudaGraph_t graph = NULL;
   cudaError_t err = cudaStreamEndCapture(s, &graph);
-  if (st != INFER_OK || err != cudaSuccess || !graph ||
-      cudaGraphInstantiate(&c->graph_exec, graph, 0) != cudaSuccess) {
+  bool ok = st == INFER_OK && err == cudaSuccess && graph &&
+            cudaGraphInstantiate(&c->graph_exec, graph, 0) == cudaSuccess;
+  cuda_capture_end();
+  if (!ok) {
     cudaGetLastError();
     if (graph) cudaGraphDestroy(graph);
     c->graph_exec = NULL;

@@ -166,7 +166,17 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
   return st;
 }
 
+static infer_status build_locked(infer_engine *e, cuda_engine **out);
+static void release_locked(cuda_engine *ce);
+
 infer_status cuda_engine_build(infer_engine *e, cuda_engine **out) {
+  cuda_device_work_begin();
+  infer_status st = build_locked(e, out);
+  cuda_device_work_end();
+  return st;
+}
+
+static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   *out = NULL;
   const graph *g = e->g;
   int count = 0;
@@ -189,7 +199,7 @@ infer_status cuda_engine_build(infer_engine *e, cuda_engine **out) {
   ce->dev_const = calloc((size_t)g->n_values + 1, sizeof(void *));
   ce->steps = calloc((size_t)e->n_steps + 1, sizeof(cuda_step));
   if (!ce->storage || !ce->dev_const || !ce->steps) {
-    cuda_engine_release(ce);
+    release_locked(ce);
     return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   }
   ce->n_steps = e->n_steps;
@@ -232,7 +242,7 @@ infer_status cuda_engine_build(infer_engine *e, cuda_engine **out) {
   cuda_exec_close(&x);
   if (st == INFER_OK) st = plan_graph(g, e->steps, e->n_steps, ce->storage, &ce->mem, &ce->buffer_of);
   if (st != INFER_OK) {
-    cuda_engine_release(ce);
+    release_locked(ce);
     return st;
   }
   engine_log(&e->opts,
@@ -249,6 +259,12 @@ infer_status cuda_engine_build(infer_engine *e, cuda_engine **out) {
 
 void cuda_engine_release(cuda_engine *ce) {
   if (!ce) return;
+  cuda_device_work_begin();
+  release_locked(ce);
+  cuda_device_work_end();
+}
+
+static void release_locked(cuda_engine *ce) {
   for (int s = 0; s < ce->n_steps; s++) {
     if (!ce->steps[s].state) continue;
     if (ce->steps[s].op && ce->steps[s].op->release) ce->steps[s].op->release(ce->steps[s].state);

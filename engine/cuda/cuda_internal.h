@@ -34,4 +34,13 @@ struct cuda_engine {
 infer_status cuda_exec_open(cuda_exec *x, int device, infer_precision p, unsigned needs);
 void cuda_exec_close(cuda_exec *x);
 
+/* CUDA stream capture fails, in the capturing thread or in another one, when a
+ * thread synchronizes the device meanwhile (cudaFree, cuDNN's algorithm search,
+ * context teardown). Builds, context creation and releases share this lock;
+ * a capture takes it alone. Runs outside capture need no lock. */
+void cuda_device_work_begin(void);
+void cuda_device_work_end(void);
+void cuda_capture_begin(void);
+void cuda_capture_end(void);
+
 #endif
