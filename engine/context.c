@@ -191,6 +191,67 @@ infer_status infer_context_set_input(infer_context *c, int index, const infer_te
   return INFER_OK;
 }
 
+/* Shared checks of infer_context_bind_{input,output}_device: the index, the byte
+ * count (the whole tensor in the model's dtype at the engine's shape), then the
+ * engine's kind. *v gets the value, for messages. */
+static infer_status bind_check(infer_context *c, const char *fn, bool is_input, int index,
+                               const void *ptr, int64_t bytes, const value **v) {
+  if (!c) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "%s: NULL context", fn);
+  const graph *g = c->e->g;
+  int n = is_input ? g->n_inputs : g->n_outputs;
+  const char *kind = is_input ? "input" : "output";
+  if (index < 0 || index >= n)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "%s: %s index %d out of range (the model has "
+                      "%d)", fn, kind, index, n);
+  *v = &g->values[is_input ? g->inputs[index] : g->outputs[index]];
+  if (!ptr) return INFER_OK; /* unbinding: nothing to size */
+  char a[128];
+  int64_t want = (*v)->shape_known ? tensor_nbytes(&(*v)->t) : -1;
+  if (want < 0)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "%s: %s '%s' has no static size (shape %s, "
+                      "dtype %s), so it cannot be bound to device memory", fn, kind, (*v)->name,
+                      dims_format((*v)->t.rank, (*v)->t.dims, a, sizeof a),
+                      infer_dtype_name((*v)->t.dtype));
+  if (bytes != want)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "%s: %s '%s' is %s %s, %lld bytes; got %lld "
+                      "bytes", fn, kind, (*v)->name,
+                      dims_format((*v)->t.rank, (*v)->t.dims, a, sizeof a),
+                      infer_dtype_name((*v)->t.dtype), (long long)want, (long long)bytes);
+  if (!c->cuda)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s: %s '%s': device memory binding needs a CUDA "
+                      "engine (this one runs on the CPU; use infer_context_%s)", fn, kind,
+                      (*v)->name, is_input ? "set_input" : "get_output");
+  return INFER_OK;
+}
+
+infer_status infer_context_bind_input_device(infer_context *c, int index, const void *device_ptr,
+                                             int64_t bytes) {
+  const value *v = NULL;
+  TRY(bind_check(c, "infer_context_bind_input_device", true, index, device_ptr, bytes, &v));
+  if (!c->cuda) return INFER_OK; /* unbinding on the CPU: nothing was bound */
+#ifdef INFER_HAVE_CUDA
+  if (device_ptr && v->kind == VALUE_CONSTANT)
+    /* the engine never reads it at run time, and its value cannot be checked
+     * against the build's without a device-to-host copy */
+    return infer_fail(INFER_ERR_UNSUPPORTED, "input '%s' was fixed to a value when the engine "
+                      "was built; set it with infer_context_set_input, not device memory",
+                      v->name);
+  TRY(cuda_context_bind_input(c->cuda, index, device_ptr));
+#endif
+  return INFER_OK;
+}
+
+infer_status infer_context_bind_output_device(infer_context *c, int index, void *device_ptr,
+                                              int64_t bytes) {
+  const value *v = NULL;
+  TRY(bind_check(c, "infer_context_bind_output_device", false, index, device_ptr, bytes, &v));
+  if (!c->cuda) return INFER_OK;
+#ifdef INFER_HAVE_CUDA
+  TRY(cuda_context_bind_output(c->cuda, index, device_ptr));
+#endif
+  return INFER_OK;
+}
+
 /* Flexible batch: re-infers a node's output shapes for this run's inputs; the
  * outputs keep their planned arena slots, which were sized for the build batch. */
 static infer_status run_flex_prepare(infer_context *c, const node *n) {
@@ -272,10 +333,15 @@ static infer_status context_run(infer_context *c) {
   const infer_engine *e = c->e;
   const graph *g = e->g;
   c->ran = false; /* outputs of a failed run must never be read */
-  for (int i = 0; i < g->n_inputs; i++)
-    if (!c->input_set[i])
-      return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s' was not set",
-                        g->values[g->inputs[i]].name);
+  for (int i = 0; i < g->n_inputs; i++) {
+    bool bound = false;
+#ifdef INFER_HAVE_CUDA
+    bound = c->cuda && cuda_context_input_bound(c->cuda, i);
+#endif
+    if (!c->input_set[i] && !bound)
+      return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s' was not set (nor bound to device "
+                        "memory)", g->values[g->inputs[i]].name);
+  }
 #ifdef INFER_HAVE_CUDA
   if (c->cuda) {
     TRY(cuda_context_run(c->cuda));
@@ -348,8 +414,17 @@ infer_status infer_context_get_output(infer_context *c, int index, infer_tensor 
                       g->values[g->outputs[index]].name);
 #ifdef INFER_HAVE_CUDA
   if (c->cuda) {
+    if (cuda_context_output_bound(c->cuda, index))
+      return infer_fail(INFER_ERR_INVALID_ARGUMENT, "output '%s' is bound to device memory "
+                        "(infer_context_bind_output_device): the run wrote it there; bind NULL "
+                        "to read it here again", g->values[g->outputs[index]].name);
+    void *host = cuda_context_output(c->cuda, index);
+    if (!host)
+      return infer_fail(INFER_ERR_RUNTIME, "output '%s' is not available here: the last run "
+                        "wrote it to the device memory bound then; run again to read it here",
+                        g->values[g->outputs[index]].name);
     *out = g->values[g->outputs[index]].t;
-    out->data = cuda_context_output(c->cuda, index);
+    out->data = host;
     return INFER_OK;
   }
 #endif

@@ -53,12 +53,25 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
   } passes[] = {{"remove-identity", pass_remove_identity},
                 {"fold-conv-bn", pass_fold_conv_bn},
                 {"cancel-transposes", pass_cancel_transposes},
-                {"fuse-chains", pass_fuse_chains}};
+                {"fuse-chains", pass_fuse_chains},
+                {"fuse-conv-epilogue", pass_fuse_conv_epilogue}};
   for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
     int before = graph_live_nodes(g), removed = 0;
     TRY(passes[k].run(g, &removed));
     engine_log(o, "pass %s: nodes %d -> %d (%d removed)", passes[k].name, before,
                graph_live_nodes(g), removed);
+  }
+  /* NHWC pays where tensor cores run the convolutions: fp16 on the GPU.
+   * INFER_CHANNELS_LAST=0 keeps NCHW (to measure the difference); =1 forces the pass
+   * elsewhere too (the CPU then checks it, slowly). */
+  const char *env = getenv("INFER_CHANNELS_LAST");
+  bool cl = o->device == INFER_DEVICE_CUDA && o->precision == INFER_PRECISION_FP16;
+  if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) cl = env[0] == '1';
+  if (cl) {
+    int before = graph_live_nodes(g), added = 0;
+    TRY(pass_to_channels_last(g, &added));
+    engine_log(o, "pass to-channels-last: nodes %d -> %d (%d transposes added)", before,
+               graph_live_nodes(g), added);
   }
   return INFER_OK;
 }
@@ -138,6 +151,7 @@ infer_status infer_engine_load(const char *model_path, const infer_options *opts
     s = engine_build(e);
     e->opts.shapes = NULL;
     e->opts.n_shapes = 0;
+    e->opts.cache_path = NULL; /* the caller's options own it and may go first */
   }
   if (s != INFER_OK) {
     infer_engine_release(e);

@@ -27,6 +27,9 @@ struct infer_options {
   bool cuda_graph;   /* capture runs into a CUDA graph (default on) */
   bool sync_each_op; /* synchronize after each GPU step to name failures */
   bool profile;      /* time each step of each run */
+  /* algorithm cache file (CUDA), NULL when off; owned by the options object, and
+   * in an engine's copy only while it builds */
+  char *cache_path;
 };
 
 struct infer_engine {
@@ -46,6 +49,10 @@ struct infer_engine {
 
 /* Writes one formatted line to the engine's log when verbose. */
 void engine_log(const struct infer_options *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Writes "warning: " and one formatted line to the log at every verbosity: for
+ * problems the build works around (o may be NULL: stderr). */
+void engine_warn(const struct infer_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Build stages (engine/build.c, engine/passes.c) */

@@ -146,7 +146,16 @@ INFER_API infer_status infer_options_set_cuda_graph(infer_options *o, int enable
 INFER_API infer_status infer_options_set_sync_each_op(infer_options *o, int enabled);
 /* Time every step of every run (see infer_step_profile; turns CUDA graphs off). */
 INFER_API infer_status infer_options_set_profile(infer_options *o, int enabled);
-/* Log sink for verbose output; NULL (default) writes to stderr. */
+/* CUDA: keep the algorithms measured at build time in the text file `path` (copied;
+ * NULL turns the cache off, the default; "" is refused) and reuse them in later
+ * builds, which then skip the search. Entries are keyed by op shape and precision;
+ * the file records the GPU, driver, CUDA runtime, cuDNN and cuBLAS versions, and a
+ * file made for another environment, or unreadable, corrupt or truncated, is ignored
+ * with a warning on the log and rewritten: the cache never fails a build. Hits and
+ * misses are reported in infer_build_timing. */
+INFER_API infer_status infer_options_set_cache(infer_options *o, const char *path);
+/* Log sink for verbose output and for warnings (written at every verbosity, prefixed
+ * "warning: "); NULL (default) writes to stderr. */
 typedef void (*infer_log_fn)(void *user, const char *line);
 INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user);
 
@@ -205,13 +214,47 @@ INFER_API infer_status infer_context_run(infer_context *c);
  * run with valid inputs succeeds; outputs are unreadable until then. */
 INFER_API infer_status infer_context_status(const infer_context *c);
 /* After a successful run: *out describes output `index`; out->data is owned by
- * the context and valid until the next run or release. */
+ * the context and valid until the next run or release. An output bound to device
+ * memory (below) is not readable here: INFER_ERR_INVALID_ARGUMENT, naming it. */
 INFER_API infer_status infer_context_get_output(infer_context *c, int index,
                                                 infer_tensor *out);
 
+/* Device-memory binding (like ONNX Runtime's IoBinding): input/output `index` is
+ * read from / written to caller memory on the GPU, with no host copy.
+ * - device_ptr is a CUDA device pointer (cudaMalloc'ed or managed) on the engine's
+ *   GPU, holding the whole tensor in the model's dtype and C-order layout at the
+ *   engine's shape (see infer_engine_input_info / output_info). `bytes` must equal
+ *   that size; otherwise INFER_ERR_INVALID_ARGUMENT naming the expected and actual
+ *   sizes. A pointer that is not device memory of that GPU is refused the same way.
+ * - The binding lasts until changed: every later infer_context_run reads the input
+ *   from (writes the output to) that memory on the context's own stream, which does
+ *   not wait for the caller's streams: finish writing a bound input (synchronize the
+ *   stream that wrote it) before the run. When the run returns, the output is there.
+ *   The caller owns the memory and keeps it alive and its input contents unchanged
+ *   while a run may use it.
+ * - device_ptr NULL unbinds: the input goes back to the host data last given to
+ *   infer_context_set_input (if none, the run fails as for an unset input), the
+ *   output to infer_context_get_output from the next run on (the output of a run
+ *   that wrote device memory is not readable there: INFER_ERR_RUNTIME).
+ *   infer_context_set_input on a bound input unbinds it too. Unbinding succeeds on
+ *   any engine.
+ * - Precision: the input is cast from the bound memory (fp16 runs of float32
+ *   models) or copied device-to-device into the context; the output is cast or
+ *   copied straight into the bound memory.
+ * - Binding another pointer makes the next run capture its CUDA graph again (a
+ *   captured graph holds the pointers): bind buffers once and refill them for the
+ *   fastest runs. infer_context_timing's h2d_ms/d2h_ms then time the device copies.
+ * - A CPU engine returns INFER_ERR_UNSUPPORTED (device memory binding needs a CUDA
+ *   engine), as does an input fixed by infer_options_set_input_constant_at. */
+INFER_API infer_status infer_context_bind_input_device(infer_context *c, int index,
+                                                       const void *device_ptr, int64_t bytes);
+INFER_API infer_status infer_context_bind_output_device(infer_context *c, int index,
+                                                        void *device_ptr, int64_t bytes);
+
 /* Times of the last successful run, in milliseconds. On CUDA they come from events
  * around the input copies (with the input casts), the steps, and the output copies
- * (with the output casts); on the CPU only compute_ms is set (host clock). */
+ * (with the output casts), device-to-device ones for bound memory included; on the
+ * CPU only compute_ms is set (host clock). */
 typedef struct infer_run_timing {
   double h2d_ms, compute_ms, d2h_ms;
 } infer_run_timing;
@@ -243,9 +286,11 @@ INFER_API infer_status infer_engine_memory(const infer_engine *e, infer_memory_i
 
 /* Where build time went, in milliseconds: reading and decoding the file, the graph
  * passes (validation, shape inference, folding, planning), and the device build
- * (weights upload, algorithm search). */
+ * (weights upload, algorithm search). With infer_options_set_cache, the algorithm
+ * choices found in the cache (hits) and searched for (misses); both 0 without one. */
 typedef struct infer_build_timing {
   double load_ms, passes_ms, device_ms;
+  int algo_cache_hits, algo_cache_misses;
 } infer_build_timing;
 INFER_API infer_status infer_engine_build_timing(const infer_engine *e, infer_build_timing *t);
 

@@ -23,6 +23,7 @@ void infer_options_release(infer_options *o) {
     free(o->shapes[i].value.data);
   }
   free(o->shapes);
+  free(o->cache_path);
   free(o);
 }
 
@@ -136,11 +137,28 @@ infer_status infer_options_set_profile(infer_options *o, int enabled) {
   return INFER_OK;
 }
 
+infer_status infer_options_set_cache(infer_options *o, const char *path) {
+  if (!o) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "options is NULL");
+  if (path && !path[0]) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "cache path is empty");
+  char *copy = NULL;
+  if (path && !(copy = strdup(path))) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  free(o->cache_path);
+  o->cache_path = copy;
+  return INFER_OK;
+}
+
 infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user) {
   if (!o) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "options is NULL");
   o->log = fn;
   o->log_user = user;
   return INFER_OK;
+}
+
+static void log_line(const struct infer_options *o, const char *line) {
+  if (o && o->log)
+    o->log(o->log_user, line);
+  else
+    fprintf(stderr, "infer: %s\n", line);
 }
 
 void engine_log(const struct infer_options *o, const char *fmt, ...) {
@@ -150,10 +168,19 @@ void engine_log(const struct infer_options *o, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  if (o->log)
-    o->log(o->log_user, line);
-  else
-    fprintf(stderr, "infer: %s\n", line);
+  log_line(o, line);
+}
+
+/* Not gated by verbosity: a warning says the build did something other than asked
+ * (e.g. ignored a stale cache), which a quiet caller still needs to hear about. */
+void engine_warn(const struct infer_options *o, const char *fmt, ...) {
+  char line[1024];
+  int n = snprintf(line, sizeof line, "warning: ");
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  va_end(ap);
+  log_line(o, line);
 }
 
 #ifdef INFER_HAVE_CUDA

@@ -34,38 +34,6 @@ static bool const_near(const graph *g, int v, double want, double tol) {
   return fabs(tensor_get_f64(t, 0) - want) <= tol;
 }
 
-/* Turns node i into op_type (default domain, `opset`) reading `inputs`, with `attrs`
- * (taken over), and parses it again. Its first output is kept. */
-static infer_status rewrite_node(graph *g, int i, const char *op_type, int64_t opset,
-                                 const int *inputs, int n_inputs, attr *attrs, int n_attrs) {
-  node *n = &g->nodes[i];
-  const op_desc *op = op_registry_find("", op_type, opset, NULL);
-  int *in = malloc(sizeof(int) * ((size_t)n_inputs + 1));
-  char *name = strdup(op_type);
-  if (!op || !in || !name) {
-    free(in);
-    free(name);
-    return infer_fail(op ? INFER_ERR_OUT_OF_MEMORY : INFER_ERR_INTERNAL,
-                      "fusing into %s: %s", op_type, op ? "out of memory" : "op not registered");
-  }
-  memcpy(in, inputs, sizeof(int) * (size_t)n_inputs);
-  for (int a = 0; a < n->n_attrs; a++) attr_clear(&n->attrs[a]);
-  free(n->attrs);
-  free(n->inputs);
-  free(n->op_type);
-  free(n->params);
-  n->params = NULL;
-  n->attrs = attrs;
-  n->n_attrs = n_attrs;
-  n->inputs = in;
-  n->n_inputs = n_inputs;
-  n->n_outputs = 1;
-  n->op_type = name;
-  n->opset = opset;
-  n->op = op;
-  return op->parse ? op->parse(n, &n->params) : INFER_OK;
-}
-
 static attr *one_attr(const char *name, attr_type type, int64_t i, float f) {
   attr *a = calloc(1, sizeof *a);
   if (!a || !(a->name = strdup(name))) {
@@ -88,7 +56,7 @@ static infer_status try_swish(graph *g, int i, int *readers, bool *done) {
     pass_remove_node(g, s, readers);
     readers[s_val]--; /* the Mul no longer reads it */
     readers[x]--;
-    TRY(rewrite_node(g, i, "Swish", 24, &x, 1, NULL, 0));
+    TRY(pass_rewrite_node(g, i, "", "Swish", 24, &x, 1, NULL, 0));
     readers[x]++;
     *done = true;
     return INFER_OK;
@@ -140,7 +108,7 @@ static infer_status try_gelu(graph *g, int i, int *readers, bool *done) {
         free(ap);
         return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
       }
-      TRY(rewrite_node(g, i, "Gelu", 20, &x, 1, ap, 1));
+      TRY(pass_rewrite_node(g, i, "", "Gelu", 20, &x, 1, ap, 1));
       readers[x]++;
       *done = true;
       return INFER_OK;
@@ -225,7 +193,7 @@ static infer_status try_layernorm(graph *g, int i, int *readers, bool *done) {
       attrs[1].type = ATTR_FLOAT;
       attrs[1].f = eps;
       int ins[3] = {x, gamma, beta};
-      TRY(rewrite_node(g, i, "LayerNormalization", 17, ins, 3, attrs, 2));
+      TRY(pass_rewrite_node(g, i, "", "LayerNormalization", 17, ins, 3, attrs, 2));
       for (int k = 0; k < 3; k++) readers[ins[k]]++;
       *done = true;
       return INFER_OK;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ops/op.h"
 #include "passes.h"
 
 int *pass_count_readers(const graph *g) {
@@ -25,7 +26,8 @@ bool pass_is_graph_output(const graph *g, int v) {
 }
 
 bool pass_node_is(const node *n, const char *op_type) {
-  return !n->removed && n->domain && n->domain[0] == 0 && strcmp(n->op_type, op_type) == 0;
+  return !n->removed && n->domain && (n->domain[0] == 0 || strcmp(n->domain, "ai.onnx") == 0) &&
+         strcmp(n->op_type, op_type) == 0;
 }
 
 int pass_producer(const graph *g, int v) {
@@ -99,4 +101,115 @@ char *pass_unique_name(const graph *g, const char *base, const char *suffix) {
   snprintf(name, cap, "%s%s", base, suffix);
   for (int k = 2; graph_find_value(g, name) >= 0; k++) snprintf(name, cap, "%s%s_%d", base, suffix, k);
   return name;
+}
+
+infer_status pass_rewrite_node(graph *g, int i, const char *domain, const char *op_type,
+                               int64_t opset, const int *inputs, int n_inputs, attr *attrs,
+                               int n_attrs) {
+  node *n = &g->nodes[i];
+  const op_desc *op = op_registry_find(domain, op_type, opset, NULL);
+  int *in = malloc(sizeof(int) * ((size_t)n_inputs + 1));
+  char *name = strdup(op_type), *dom = strdup(domain);
+  if (!op || !in || !name || !dom) {
+    free(in);
+    free(name);
+    free(dom);
+    return infer_fail(op ? INFER_ERR_OUT_OF_MEMORY : INFER_ERR_INTERNAL,
+                      "fusing into %s: %s", op_type, op ? "out of memory" : "op not registered");
+  }
+  memcpy(in, inputs, sizeof(int) * (size_t)n_inputs);
+  for (int a = 0; a < n->n_attrs; a++) attr_clear(&n->attrs[a]);
+  free(n->attrs);
+  free(n->inputs);
+  free(n->op_type);
+  free(n->domain);
+  free(n->params);
+  n->params = NULL;
+  n->attrs = attrs;
+  n->n_attrs = n_attrs;
+  n->inputs = in;
+  n->n_inputs = n_inputs;
+  n->n_outputs = 1;
+  n->op_type = name;
+  n->domain = dom;
+  n->opset = opset;
+  n->op = op;
+  return op->parse ? op->parse(n, &n->params) : INFER_OK;
+}
+
+/* The attribute `name` of n, added (empty) when absent; NULL when out of memory. */
+static attr *attr_slot(node *n, const char *name) {
+  for (int k = 0; k < n->n_attrs; k++)
+    if (strcmp(n->attrs[k].name, name) == 0) return &n->attrs[k];
+  attr *grown = realloc(n->attrs, sizeof(attr) * ((size_t)n->n_attrs + 2));
+  if (!grown) return NULL;
+  n->attrs = grown;
+  attr *a = &n->attrs[n->n_attrs];
+  memset(a, 0, sizeof *a);
+  if (!(a->name = strdup(name))) return NULL;
+  n->n_attrs++;
+  return a;
+}
+
+infer_status pass_set_attr_ints(node *n, const char *name, const int64_t *v, int count) {
+  attr *a = attr_slot(n, name);
+  int64_t *ints = malloc(sizeof(int64_t) * ((size_t)count + 1));
+  if (!a || !ints) {
+    free(ints);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "setting attribute %s: out of memory", name);
+  }
+  memcpy(ints, v, sizeof(int64_t) * (size_t)count);
+  free(a->ints);
+  a->type = ATTR_INTS;
+  a->ints = ints;
+  a->n = count;
+  return INFER_OK;
+}
+
+infer_status pass_set_attr_int(node *n, const char *name, int64_t v) {
+  attr *a = attr_slot(n, name);
+  if (!a) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "setting attribute %s: out of memory", name);
+  a->type = ATTR_INT;
+  a->i = v;
+  return INFER_OK;
+}
+
+infer_status pass_reparse(node *n) {
+  free(n->params);
+  n->params = NULL;
+  return n->op && n->op->parse ? n->op->parse(n, &n->params) : INFER_OK;
+}
+
+infer_status pass_reorder_nodes(graph *g, const double *key) {
+  int nn = g->n_nodes;
+  int *order = malloc(sizeof(int) * ((size_t)nn + 1));
+  int *new_index = malloc(sizeof(int) * ((size_t)nn + 1));
+  node *sorted = malloc(sizeof(node) * ((size_t)nn + 1));
+  if (!order || !new_index || !sorted) {
+    free(order);
+    free(new_index);
+    free(sorted);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "reordering %d nodes: out of memory", nn);
+  }
+  /* insertion sort by key, stable: the graphs are a few thousand nodes at most and
+   * almost sorted already */
+  for (int i = 0; i < nn; i++) {
+    int j = i;
+    while (j > 0 && key[order[j - 1]] > key[i]) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = i;
+  }
+  for (int i = 0; i < nn; i++) {
+    sorted[i] = g->nodes[order[i]];
+    new_index[order[i]] = i;
+  }
+  memcpy(g->nodes, sorted, sizeof(node) * (size_t)nn);
+  for (int v = 0; v < g->n_values; v++)
+    if (g->values[v].producer >= 0) g->values[v].producer = new_index[g->values[v].producer];
+  free(order);
+  free(new_index);
+  free(sorted);
+  return INFER_OK;
 }

@@ -2,7 +2,7 @@
  * before dead-node removal and planning (engine_build):
  *
  *   infer-and-fold -> remove-identity -> fold-conv-bn -> cancel-transposes
- *   -> remove-dead -> plan
+ *   -> fuse-chains -> fuse-conv-epilogue -> [to-channels-last] -> remove-dead -> plan
  *
  * Contract shared by every pass here:
  * - Nodes are never deleted, only marked `removed`; values are never deleted, so
@@ -51,6 +51,16 @@ infer_status pass_cancel_transposes(graph *g, int *removed);
  * Pow, Add, Sqrt, Div, Mul, Add over the last axis -> LayerNormalization. */
 infer_status pass_fuse_chains(graph *g, int *removed);
 
+/* Conv -> [Add(., Z) with Z of Y's shape] -> [Relu | Clip with constant bounds]
+ * -> one FusedConv (com.microsoft): Y = act(Conv(X, W, B) + Z), written where the
+ * chain's last node was (engine/pass_conv_epilogue.c). */
+infer_status pass_fuse_conv_epilogue(graph *g, int *removed);
+
+/* fp16 GPU builds only (after the others): 2-D convolutions and the elementwise
+ * ops, Concats and pools between them on NHWC data; Transposes where NCHW readers
+ * remain (engine/pass_channels_last.c). *added: Transpose nodes added. */
+infer_status pass_to_channels_last(graph *g, int *added);
+
 /* ---- helpers the passes share (engine/pass_util.c) ------------------------------- */
 
 /* readers[v] = how many input slots of live nodes read value v (malloc'ed; NULL
@@ -71,6 +81,20 @@ void pass_remove_node(graph *g, int i, int *readers);
 bool pass_can_bypass(const graph *g, int i, int x, int y, const int *readers);
 /* Drops node i so that readers of y read x (pass_can_bypass must hold). */
 void pass_bypass(graph *g, int i, int x, int y, int *readers);
+/* Turns node i into `op_type` of `domain` ("" = ai.onnx) at `opset`, reading `inputs`,
+ * with `attrs` (taken over), and parses it again; its first output is kept. The
+ * caller keeps `readers` right. */
+infer_status pass_rewrite_node(graph *g, int i, const char *domain, const char *op_type,
+                               int64_t opset, const int *inputs, int n_inputs, attr *attrs,
+                               int n_attrs);
+/* Sets (adds or replaces) an integer-list / integer attribute of n; re-parse after. */
+infer_status pass_set_attr_ints(node *n, const char *name, const int64_t *v, int count);
+infer_status pass_set_attr_int(node *n, const char *name, int64_t v);
+/* Parses n's attributes again into its params (after an attribute changed). */
+infer_status pass_reparse(node *n);
+/* Orders the nodes by key[i] (stable; key per current node index) and renumbers
+ * the values' producers. */
+infer_status pass_reorder_nodes(graph *g, const double *key);
 /* A name not used by any value: base + suffix, then base + suffix + "_N" (malloc'ed). */
 char *pass_unique_name(const graph *g, const char *base, const char *suffix);
 

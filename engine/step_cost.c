@@ -21,7 +21,9 @@ void step_cost(const node *n, const tensor *const *in, tensor *const *out, doubl
       outputs += count_of(out[k]);
     }
   *bytes = b;
-  const char *op = n->op_type;
+  /* FusedConv (either layout) counts as its convolution: W's per-filter volume is
+   * the product of its dims after the first in both */
+  const char *op = strcmp(n->op_type, "FusedConv") == 0 ? "Conv" : n->op_type;
   if ((strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0) && n->n_inputs >= 2 &&
       in[1] && in[1]->rank >= 2) {
     /* each output element of a Conv takes W's per-filter volume (C/group * kernel);

@@ -11,12 +11,7 @@
 #include "conv_util.h"
 #include "cpu_gemm.h"
 
-typedef struct conv_params {
-  win_attrs w;
-  int64_t group;
-  int n_output_padding, n_output_shape; /* ConvTranspose; -1 absent */
-  int64_t output_padding[WIN_MAX_SPATIAL], output_shape[WIN_MAX_SPATIAL + 2];
-} conv_params;
+#include "conv_fused.h"
 
 /* Sizes of one Conv/ConvTranspose problem, from the input shapes. */
 typedef struct conv_dims {
@@ -31,9 +26,10 @@ static const char *const convt_attr_names[] = {"auto_pad",     "dilations",     
                                                "kernel_shape", "output_padding", "output_shape",
                                                "pads",         "strides",        NULL};
 
-static infer_status conv_parse_common(const node *n, const char *op, bool transpose,
-                                      void **params) {
-  conv_params *p = calloc(1, sizeof *p);
+/* size: of the params block, which may extend conv_params (FusedConv). */
+infer_status conv_parse_common(const node *n, const char *op, bool transpose, size_t size,
+                               void **params) {
+  conv_params *p = calloc(1, size);
   if (!p) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
   infer_status s = win_attrs_parse(n, op, &p->w);
   if (s == INFER_OK) s = attr_get_int(n, "group", 1, &p->group);
@@ -74,10 +70,10 @@ static infer_status conv_parse_common(const node *n, const char *op, bool transp
 }
 
 static infer_status conv_parse(const node *n, void **params) {
-  return conv_parse_common(n, "Conv", false, params);
+  return conv_parse_common(n, "Conv", false, sizeof(conv_params), params);
 }
 static infer_status convt_parse(const node *n, void **params) {
-  return conv_parse_common(n, "ConvTranspose", true, params);
+  return conv_parse_common(n, "ConvTranspose", true, sizeof(conv_params), params);
 }
 
 static bool shape_known(const tensor *t) {
@@ -155,7 +151,7 @@ static infer_status conv_dims_make(const conv_params *p, const tensor *const *in
   const tensor *ins_[3] = {(in)[0], (in)[1], (n)->n_inputs > 2 ? (in)[2] : NULL}; \
   in = ins_
 
-static infer_status conv_infer(const node *n, const void *params, const tensor *const *in,
+infer_status conv_infer(const node *n, const void *params, const tensor *const *in,
                                tensor *const *out) {
   const conv_params *p = params;
   CONV_INPUTS(n, in);
@@ -197,7 +193,7 @@ static int64_t conv_ws_bytes(const conv_dims *d, const tensor *const *in, const 
   return ws_bytes_with_col(col, in, y);
 }
 
-static int64_t conv_workspace(const node *n, const void *params, const tensor *const *in,
+int64_t conv_workspace(const node *n, const void *params, const tensor *const *in,
                               tensor *const *out) {
   CONV_INPUTS(n, in);
   conv_dims d;
@@ -231,7 +227,7 @@ static int64_t conv_workspace(const node *n, const void *params, const tensor *c
 DEFINE_CONV_CORE(conv_core_f32, float, im2col_f32, cpu_sgemm)
 DEFINE_CONV_CORE(conv_core_f64, double, im2col_f64, ref_dgemm)
 
-static infer_status conv_run(const node *n, const void *params, const tensor *const *in,
+infer_status conv_run(const node *n, const void *params, const tensor *const *in,
                              tensor *const *out, void *ws) {
   CONV_INPUTS(n, in);
   conv_dims d;
@@ -478,4 +474,5 @@ const op_desc op_conv_transpose = {.name = "ConvTranspose",
                                    .run = convt_run,
                                    .workspace = convt_workspace};
 
-const op_desc *const ops_conv[] = {&op_conv, &op_conv_transpose, NULL};
+extern const op_desc op_fused_conv; /* conv_fused.c */
+const op_desc *const ops_conv[] = {&op_conv, &op_conv_transpose, &op_fused_conv, NULL};

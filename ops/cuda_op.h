@@ -27,6 +27,10 @@ typedef struct cuda_exec {
   int64_t ws_bytes;
   infer_precision precision;
   int sm_count;
+  /* algo_cache * (engine/cuda/algo_cache.h) at build time when the options name a
+   * cache file: prepare may look a measured choice up before searching, and put
+   * what it measured. NULL when no cache (and always in contexts). */
+  void *algo_cache;
 } cuda_exec;
 
 typedef struct cuda_op {
@@ -42,13 +46,15 @@ typedef struct cuda_op {
   /* library handles the op uses (CUDA_NEEDS_*): contexts create only those, since
    * creating a cuDNN handle costs much more than most runs */
   unsigned needs;
+  const char *domain; /* NULL: the default domain (ai.onnx) */
 } cuda_op;
 
 #define CUDA_NEEDS_CUDNN 1u
 #define CUDA_NEEDS_CUBLAS 2u
 
-/* GPU implementation of op_type, or NULL. */
-const cuda_op *cuda_op_find(const char *op_type);
+/* GPU implementation of (domain, op_type), or NULL; domain "" or "ai.onnx" is the
+ * default one. */
+const cuda_op *cuda_op_find(const char *domain, const char *op_type);
 
 /* Each GPU op family file exports a NULL-terminated list (ops/cuda/cuda_registry.c). */
 extern const cuda_op *const cuda_ops_elementwise[];

@@ -20,7 +20,9 @@
  *                [--rounds R]
  * Exit 0 pass, 1 fail, 77 skip (--device cuda without a visible GPU).
  */
+#include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -293,7 +295,16 @@ typedef struct builder {
   const infer_options *opts;
   model_case *ref_case; /* the sample model's case: its references and shapes */
   pthread_barrier_t *barrier;
+  bool exact; /* CPU: bit-identical outputs required */
 } builder;
+
+static bool floats_close(const float *a, const float *b, size_t n) {
+  double mag = 0;
+  for (size_t i = 0; i < n; i++) mag = fabs(b[i]) > mag ? fabs(b[i]) : mag;
+  for (size_t i = 0; i < n; i++)
+    if (!(fabs((double)a[i] - b[i]) <= 1e-4 * (mag > 0 ? mag : 1))) return false;
+  return true;
+}
 
 static void *build_worker(void *arg) {
   builder *b = arg;
@@ -307,9 +318,15 @@ static void *build_worker(void *arg) {
     uint8_t *got = malloc(m.out_total + 1);
     /* iteration 1 of this thread: seeded random input (0 is the shared sample input) */
     int it = m.iters > 1 ? 1 : 0;
+    /* Separate engines agree bit for bit on the CPU. On the GPU each build times
+     * cuDNN's algorithms itself, and under load may pick another one, which rounds
+     * differently: there the sample's float32 outputs must agree to 1e-4 of their
+     * magnitude (within one engine, the threads test above is bit-exact). */
+    const uint8_t *ref = m.ref + m.out_total * ((size_t)b->id * m.iters + it);
     if (set_inputs(&m, 0, c, bufs, b->id, it) && OK(infer_context_run(c)) &&
         copy_outputs(&m, c, got) &&
-        memcmp(got, m.ref + m.out_total * ((size_t)b->id * m.iters + it), m.out_total) != 0)
+        (b->exact ? memcmp(got, ref, m.out_total) != 0
+                  : !floats_close((const float *)got, (const float *)ref, m.out_total / 4)))
       FAIL("concurrent builds: thread %d's own engine gives other outputs", b->id);
     /* each thread fails differently at the same time; messages must not mix */
     infer_tensor t = m.in_info[0];
@@ -333,14 +350,15 @@ static void *build_worker(void *arg) {
 }
 
 static void test_concurrent_builds(const char *path, const infer_options *o, model_case *sample,
-                                   int n_threads) {
+                                   int n_threads, bool exact) {
   pthread_t th[MAX_THREADS];
   builder b[MAX_THREADS];
   pthread_barrier_t barrier;
   pthread_barrier_init(&barrier, NULL, (unsigned)n_threads);
   double t0 = now_s();
   for (int t = 0; t < n_threads; t++) {
-    b[t] = (builder){.id = t, .path = path, .opts = o, .ref_case = sample, .barrier = &barrier};
+    b[t] = (builder){.id = t, .path = path, .opts = o, .ref_case = sample, .barrier = &barrier,
+                     .exact = exact};
     pthread_create(&th[t], NULL, build_worker, &b[t]);
   }
   for (int t = 0; t < n_threads; t++) pthread_join(th[t], NULL);
@@ -584,7 +602,7 @@ int main(int argc, char **argv) {
   }
 
   test_shared_engine(cases, n_cases, n_threads);
-  test_concurrent_builds(sample_path, o_sample, &cases[0], n_threads);
+  test_concurrent_builds(sample_path, o_sample, &cases[0], n_threads, dev == INFER_DEVICE_CPU);
   test_shared_context(&cases[0], 0, rounds);
   /* batch 32: a run long enough (about 2 ms on one CPU core) for most rounds to overlap */
   model_case big;

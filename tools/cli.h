@@ -41,10 +41,12 @@ typedef struct cli_args {
   unsigned long long seed;
   /* --bench */
   bool bench, no_cuda_graph, profile, diagnose;
+  bool no_transfers; /* --bench with inputs and outputs bound in device memory */
   double peak_tflops, peak_gbs;
   double warmup_ms, duration_s;
   long long iterations;
   const char *json;
+  const char *cache; /* --cache FILE: algorithm choices kept between builds, or NULL */
 } cli_args;
 
 /* Parses argv; prints the problem and returns false on bad usage. */

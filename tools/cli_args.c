@@ -24,6 +24,11 @@ void cli_usage(FILE *f) {
           "                            among several buffers); with --warmup MS (200),\n"
           "                            --duration S (3), --iterations N (at least), --json FILE\n"
           "  --no-cuda-graph           run the steps one by one instead of replaying a CUDA graph\n"
+          "  --no-transfers            with --bench on cuda: inputs and outputs stay in device\n"
+          "                            memory (bound once), so runs time no host transfers\n"
+          "  --cache FILE              keep the algorithms measured at a CUDA build in FILE and\n"
+          "                            reuse them (a stale or corrupt file is ignored, with a\n"
+          "                            warning, and rewritten)\n"
           "  --profile                 one line per step: median time, share, FLOPs, bytes,\n"
           "                            achieved rates, roofline fraction (--peak-tflops T,\n"
           "                            --peak-gbs G set the peaks; H200 figures by default)\n"
@@ -91,6 +96,8 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->bench = true; takes = false;
     } else if (strcmp(o, "--no-cuda-graph") == 0) {
       a->no_cuda_graph = true; takes = false;
+    } else if (strcmp(o, "--no-transfers") == 0) {
+      a->no_transfers = true; takes = false;
     } else if (strcmp(o, "--diagnose") == 0) {
       a->diagnose = true; takes = false;
     } else if (strcmp(o, "--profile") == 0) {
@@ -150,6 +157,9 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       if (!parse_double(v, &a->peak_gbs)) return bad("bad --peak-gbs '%s'", v);
     } else if (strcmp(o, "--json") == 0) {
       a->json = v;
+    } else if (strcmp(o, "--cache") == 0) {
+      if (!v[0]) return bad("bad --cache '%s'", v);
+      a->cache = v;
     } else if (strcmp(o, "--output") == 0) {
       a->output_dir = v;
     } else if (strcmp(o, "--seed") == 0) {
@@ -162,5 +172,7 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
     if (takes) i++;
   }
   if (!a->model && !a->diagnose) return bad("no model given%s", "");
+  if (a->no_transfers && (!a->bench || a->device != INFER_DEVICE_CUDA))
+    return bad("--no-transfers needs --bench and --device cuda (device-resident inputs)%s", "");
   return true;
 }

@@ -5,6 +5,15 @@
 # GPU, and print a short summary last.
 #
 #   tools/gpu-check.sh            # from the repository root
+#   ZOO_TABLE=1 tools/gpu-check.sh
+#       instead of the tests: build infer and model_check only, export the torchvision
+#       zoo (ZOO_MODELS, default all 17; ZOO_EXPORTER torchscript (default), dynamo or
+#       both) and write tools/model-table.sh's table (cpu, cuda fp32, cuda fp16) to
+#       $OUT/model_table.md and the summary (zoo in ZOO_DIR, default /tmp/zoo, as the
+#       model tests read it). Per-model export and run times go to the
+#       summary too. Cells not started by ZOO_TABLE_LIMIT s (default 540) after the
+#       start read "not run (time)"; the export stops ZOO_TABLE_RESERVE s (150) before.
+#       ZOO_TABLE_COLUMNS="fp32 fp16" leaves the CPU column out (about 40 s).
 # Expects (carried, ignored by git): .deps/*.deb (protobuf-c, from
 # ../shared/gpu-host/debs) and .data/onnx-tests.tgz (tar of the ONNX backend test
 # folders node/ and light/). tools/gpu-prepare.sh makes both on a development machine.
@@ -12,6 +21,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+t_start=$(date +%s)
 out=${OUT:-$root/gpu-check-out}
 mkdir -p "$out"
 summary=()
@@ -37,12 +47,61 @@ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFER_CUDA=ON \
   -DPROTOC_C=$pc/usr/bin/protoc-c -DPROTOBUF_C_INCLUDE_DIR=$pc/usr/include \
   -DPROTOBUF_C_LIBRARY=$pc/usr/lib/x86_64-linux-gnu/libprotobuf-c.so \
   -DINFER_MODELS_DIR=/tmp/zoo >"$out/configure.log" 2>&1 &&
-  cmake --build $build -j 16 >"$out/build.log" 2>&1
+  if [ "${ZOO_TABLE:-0}" = 1 ]; then
+    cmake --build $build -j 16 --target infer model_check >"$out/build.log" 2>&1
+  else
+    cmake --build $build -j 16 >"$out/build.log" 2>&1
+  fi
 rc=$?
 note "build: rc=$rc in $(( $(date +%s) - t0 )) s (log: build.log)"
 if [ $rc -ne 0 ]; then tail -40 "$out/build.log"; printf '%s\n' "${summary[@]}"; exit 1; fi
 $build/infer --diagnose >"$out/diagnose.log" 2>&1
 note "diagnose (rc=$?): $(grep -E 'TFLOP/s|PROBLEM' "$out/diagnose.log" | head -3 | tr '\n' ' ')"
+
+finish() {
+  echo
+  echo "==================== summary ===================="
+  printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+  # the device tool brings back a handful of files: pack the logs into one (the summary
+  # and the model table stay beside it)
+  (cd "$out" && tar czf /tmp/gpu-check-logs.tgz --exclude summary.txt --exclude model_table.md . &&
+    find . -mindepth 1 -maxdepth 1 ! -name model_table.md -exec rm -rf {} + &&
+    mv /tmp/gpu-check-logs.tgz logs.tgz && printf '%s\n' "${summary[@]}" > summary.txt)
+}
+
+# ---- ZOO_TABLE=1: export the torchvision zoo, table of cpu / cuda fp32 / cuda fp16 ------------
+if [ "${ZOO_TABLE:-0}" = 1 ]; then
+  models=${ZOO_MODELS:-resnet18,resnet50,resnext50_32x4d,wide_resnet50_2,mobilenet_v2,mobilenet_v3_large,efficientnet_b0,densenet121,vgg16,squeezenet1_1,googlenet,inception_v3,shufflenet_v2_x1_0,regnet_y_400mf,mnasnet1_0,convnext_tiny,vit_b_16}
+  exporter=${ZOO_EXPORTER:-torchscript}
+  zoo=${ZOO_DIR:-/tmp/zoo}
+  deadline=$(( t_start + ${ZOO_TABLE_LIMIT:-540} ))
+  left=$(( deadline - ${ZOO_TABLE_RESERVE:-150} - $(date +%s) ))
+  [ $left -lt 30 ] && left=30
+  rm -rf "$zoo"  # a table of this run's exports only (no earlier ones kept beside failures)
+  t0=$(date +%s)
+  timeout $left python3 models/export_zoo.py "$zoo" --models "$models" --exporter "$exporter" \
+    >"$out/zoo_export.log" 2>&1
+  rc=$?
+  note "zoo export ($exporter, $(echo "$models" | tr ',' '\n' | wc -l) models): rc=$rc in $(( $(date +%s) - t0 )) s$([ $rc = 124 ] && echo " (stopped at ${left} s)")"
+  # the versions, each model's time and opset (or its error), the last line
+  while read -r l; do note "  $l"; done < <(grep -E '^torch |^  note:| s \(export |FAILED|WARNING|^exported ' \
+    "$out/zoo_export.log" | sed 's/  |out|.*//' | cut -c1-300)
+  dirs=("$zoo")
+  [ "$exporter" = both ] && dirs+=("$zoo/dynamo")
+  t0=$(date +%s)
+  MODELS=$models MODEL_TABLE_DEADLINE=$deadline MODEL_TABLE_LOGS="$out/model_table_logs" \
+    tools/model-table.sh --columns "${ZOO_TABLE_COLUMNS:-cpu fp32 fp16}" $build/infer "${dirs[@]}" \
+    >"$out/model_table.md" 2>"$out/model_table.log"
+  rc=$?
+  note "model table: rc=$rc in $(( $(date +%s) - t0 )) s (model_table.md; per-cell times in model_table.log)"
+  while read -r l; do note "$l"; done <"$out/model_table.md"
+  note "  $(head -1 "$out/model_table.log")"
+  while read -r l; do note "  $l"; done < <(grep -E '^model-table: \S+ +(cpu|fp32|fp16) +[0-9.]+ s ' "$out/model_table.log" |
+    sed 's/^model-table: //' | awk '!($1 in t) { order[++n] = $1 } { t[$1] = t[$1] sprintf(" %s %s s;", $2, $3) }
+      END { for (i = 1; i <= n; i++) printf "%s:%s\n", order[i], t[order[i]] }')
+  finish
+  exit 0
+fi
 
 # ---- torchvision models for the model tests (model_* and gpu_model_* rows) ---------------
 if [ "${QUICK:-0}" != 1 ] && [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
@@ -124,12 +183,20 @@ if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/
       ${BENCH_COMPILE:+--compile} --out /tmp/bench >"$out/bench_$1_$2_$3.log" 2>&1
     note "bench $1 batch $2 $3 (rc=$?):"
     while read -r l; do note "  $l"; done < <(grep -E '^\|' "$out/bench_$1_$2_$3.log")
+    # the export bench_peer.py made: where infer's time goes (the 6 costliest steps), and
+    # whether the CUDA graph was captured
+    if [ -f /tmp/bench/$1.onnx ]; then
+      $build/infer /tmp/bench/$1.onnx --device cuda --precision $3 --batch $2 --profile \
+        >"$out/profile_$1_$2_$3.log" 2>&1
+      note "  profile: $(grep -E '^total' "$out/profile_$1_$2_$3.log")"
+      while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_$1_$2_$3.log" |
+        sort -k6 -g -r | head -6 | cut -c1-130)
+      $build/infer /tmp/bench/$1.onnx --device cuda --precision $3 --batch $2 --bench \
+        --duration 1 --verbose >"$out/verbose_$1_$2_$3.log" 2>&1
+      while read -r l; do note "  $l"; done < <(grep -E 'capture|warning|pass (fuse-conv|to-chan)' \
+        "$out/verbose_$1_$2_$3.log" | cut -c1-160 | head -4)
+    fi
   done
 fi
 
-echo
-echo "==================== summary ===================="
-printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
-# the device tool brings back a handful of files: pack the logs into one
-(cd "$out" && tar czf /tmp/gpu-check-logs.tgz --exclude summary.txt . && rm -rf ./* &&
-  mv /tmp/gpu-check-logs.tgz logs.tgz && printf '%s\n' "${summary[@]}" > summary.txt)
+finish

@@ -120,6 +120,10 @@ int main(int argc, char **argv) {
   if (a.no_cuda_graph) infer_options_set_cuda_graph(opts, 0);
   if (a.profile) infer_options_set_profile(opts, 1);
   if (a.batch > 0) infer_options_set_batch(opts, a.batch);
+  if (a.cache && (s = infer_options_set_cache(opts, a.cache)) != INFER_OK) {
+    rc = fail(s, "--cache");
+    goto out;
+  }
   for (int i = 0; i < a.n_shapes; i++)
     if ((s = infer_options_set_input_shape(opts, a.shapes[i].name, a.shapes[i].rank,
                                            a.shapes[i].dims)) != INFER_OK) {

@@ -2,7 +2,14 @@
  * its library handles, the device arena and workspace, and pinned host staging.
  * A run is: H2D of the inputs, boundary casts into the run precision, every step
  * enqueued, casts back, D2H of the outputs, and one synchronize. The enqueued
- * sequence is captured once into a CUDA graph and replayed. */
+ * sequence is captured once into a CUDA graph and replayed.
+ *
+ * Inputs and outputs bound to caller device memory (infer_context_bind_*_device)
+ * skip the host: an input is copied device-to-device into its arena slot, or cast
+ * straight from the caller's buffer where the storage dtype differs; an output is
+ * copied or cast straight into the caller's buffer. The arena slot stays where ops
+ * read and write (the memory plan may share it with other values), and a captured
+ * graph has the caller's pointers baked in, so a change of binding re-captures. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +29,19 @@ struct cuda_context {
   int n_in, n_out;
   void **in_host, **out_host;  /* pinned, model dtypes */
   void **in_dev, **out_dev;    /* device, model dtypes, when the storage differs */
+  const void **in_bind;        /* caller device memory bound to an input, or NULL */
+  void **out_bind;             /* caller device memory bound to an output, or NULL */
+  bool *out_staged; /* the last run copied the output to out_host (it was not bound) */
   int64_t *in_bytes, *out_bytes;
   cudaGraph_t graph;
   cudaGraphExec_t graph_exec;
+  bool graph_stale; /* a binding changed since the capture: capture again */
   bool use_graph, sync_each_op;
   unsigned event_flags; /* cudaEventRecordExternal while capturing */
   bool poison; /* INFER_POISON=1: fill the arena and outputs with NaN bytes before
                 * each run, so unwritten elements show up in tests */
   bool failed;
+  int eager_runs; /* completed runs without a graph (the first one warms up) */
   char failure[1024];
   cudaEvent_t ev[4]; /* before H2D, after H2D, after the steps, after D2H */
   cudaEvent_t *step_ev; /* profiling: one before each step and one after the last */
@@ -73,9 +85,12 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
   c->out_host = calloc((size_t)c->n_out + 1, sizeof(void *));
   c->out_dev = calloc((size_t)c->n_out + 1, sizeof(void *));
   c->out_bytes = calloc((size_t)c->n_out + 1, sizeof(int64_t));
+  c->in_bind = calloc((size_t)c->n_in + 1, sizeof(void *));
+  c->out_bind = calloc((size_t)c->n_out + 1, sizeof(void *));
+  c->out_staged = calloc((size_t)c->n_out + 1, sizeof(bool));
   infer_status st = INFER_OK;
   if (!c->vals || !c->in || !c->out || !c->in_host || !c->in_dev || !c->in_bytes || !c->out_host ||
-      !c->out_dev || !c->out_bytes) {
+      !c->out_dev || !c->out_bytes || !c->in_bind || !c->out_bind || !c->out_staged) {
     st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
     goto fail;
   }
@@ -199,15 +214,67 @@ static void release_locked(cuda_context *c) {
   free(c->out_host);
   free(c->out_dev);
   free(c->out_bytes);
+  free(c->in_bind);
+  free(c->out_bind);
+  free(c->out_staged);
   free(c);
 }
 
 infer_status cuda_context_set_input(cuda_context *c, int index, const void *data, int64_t bytes) {
+  if (c->in_bind[index]) {
+    /* host data replaces the device binding: the captured graph copies from it */
+    c->in_bind[index] = NULL;
+    c->graph_stale = true;
+  }
   if (bytes > 0) memcpy(c->in_host[index], data, (size_t)bytes);
   return INFER_OK;
 }
 
-void *cuda_context_output(cuda_context *c, int index) { return c->out_host[index]; }
+/* Refuses anything but device memory the engine's GPU can address: a host pointer
+ * given by mistake would otherwise fault inside a later run, and a device fault
+ * makes the context unusable for good. */
+static infer_status check_device_ptr(const cuda_context *c, const void *ptr, const char *kind,
+                                     const char *name) {
+  struct cudaPointerAttributes a;
+  memset(&a, 0, sizeof a);
+  cudaError_t err = cudaPointerGetAttributes(&a, ptr);
+  if (err != cudaSuccess) {
+    cudaGetLastError(); /* not sticky; keep it from surfacing in a later call */
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "%s '%s': %p is not device memory "
+                      "(cudaPointerGetAttributes: %s)", kind, name, ptr, cudaGetErrorString(err));
+  }
+  if (a.type == cudaMemoryTypeManaged) return INFER_OK; /* addressable from every GPU */
+  if (a.type != cudaMemoryTypeDevice)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "%s '%s': %p is %s memory, not device memory "
+                      "(bind a cudaMalloc'ed pointer of GPU %d, or use host staging)", kind, name,
+                      ptr, a.type == cudaMemoryTypeHost ? "pinned host" : "host", c->ce->device);
+  if (a.device != c->ce->device)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "%s '%s': %p is memory of GPU %d, but the "
+                      "engine runs on GPU %d", kind, name, ptr, a.device, c->ce->device);
+  return INFER_OK;
+}
+
+infer_status cuda_context_bind_input(cuda_context *c, int index, const void *ptr) {
+  if (ptr) TRY(check_device_ptr(c, ptr, "input", c->e->g->values[c->e->g->inputs[index]].name));
+  if (c->in_bind[index] != ptr) c->graph_stale = true;
+  c->in_bind[index] = ptr;
+  return INFER_OK;
+}
+
+infer_status cuda_context_bind_output(cuda_context *c, int index, void *ptr) {
+  if (ptr) TRY(check_device_ptr(c, ptr, "output", c->e->g->values[c->e->g->outputs[index]].name));
+  if (c->out_bind[index] != ptr) c->graph_stale = true;
+  c->out_bind[index] = ptr;
+  return INFER_OK;
+}
+
+bool cuda_context_input_bound(const cuda_context *c, int index) { return c->in_bind[index] != NULL; }
+bool cuda_context_output_bound(const cuda_context *c, int index) { return c->out_bind[index] != NULL; }
+
+void *cuda_context_output(cuda_context *c, int index) {
+  /* staging last written by an earlier run must not pass for this run's output */
+  return c->out_staged[index] ? c->out_host[index] : NULL;
+}
 
 /* Everything a run enqueues, in order. */
 static infer_status enqueue_run(cuda_context *c) {
@@ -220,18 +287,30 @@ static infer_status enqueue_run(cuda_context *c) {
   if (c->poison) {
     /* 0xFF bytes read as NaN in every float type. Inputs are rewritten below. */
     if (ce->mem.arena_bytes > 0) CUDA_TRY(cudaMemsetAsync(c->arena, 0xFF, (size_t)ce->mem.arena_bytes, s));
+    /* the output casts' destinations: staging, or the caller's bound buffer */
     for (int o = 0; o < c->n_out; o++)
-      if (c->out_dev[o]) CUDA_TRY(cudaMemsetAsync(c->out_dev[o], 0xFF, (size_t)c->out_bytes[o], s));
+      if (c->out_dev[o])
+        CUDA_TRY(cudaMemsetAsync(c->out_bind[o] ? c->out_bind[o] : c->out_dev[o], 0xFF,
+                                 (size_t)c->out_bytes[o], s));
   }
   for (int i = 0; i < c->n_in; i++) {
     int v = g->inputs[i];
     if (g->values[v].kind == VALUE_CONSTANT) continue; /* fixed at build time */
-    void *dst = c->in_dev[i] ? c->in_dev[i] : c->vals[v].data;
-    if (c->in_bytes[i] > 0)
-      CUDA_TRY(cudaMemcpyAsync(dst, c->in_host[i], (size_t)c->in_bytes[i], cudaMemcpyHostToDevice, s));
-    if (c->in_dev[i])
-      CUDA_TRY(k_cast(g->values[v].t.dtype, c->in_dev[i], ce->storage[v], c->vals[v].data,
-                      dims_count(g->values[v].t.rank, g->values[v].t.dims), s));
+    const void *bound = c->in_bind[i];
+    if (c->in_dev[i]) {
+      /* the storage dtype differs: the cast reads the caller's buffer directly when
+       * bound, else the device copy of the host staging */
+      if (!bound && c->in_bytes[i] > 0)
+        CUDA_TRY(cudaMemcpyAsync(c->in_dev[i], c->in_host[i], (size_t)c->in_bytes[i],
+                                 cudaMemcpyHostToDevice, s));
+      CUDA_TRY(k_cast(g->values[v].t.dtype, bound ? bound : c->in_dev[i], ce->storage[v],
+                      c->vals[v].data, dims_count(g->values[v].t.rank, g->values[v].t.dims), s));
+    } else if (c->in_bytes[i] > 0) {
+      /* a bound input still goes into its arena slot: ops read the input there */
+      CUDA_TRY(cudaMemcpyAsync(c->vals[v].data, bound ? bound : c->in_host[i],
+                               (size_t)c->in_bytes[i],
+                               bound ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice, s));
+    }
   }
   CUDA_TRY(cudaEventRecordWithFlags(c->ev[1], s, c->event_flags));
   for (int k = 0; k < ce->n_steps; k++) {
@@ -253,14 +332,19 @@ static infer_status enqueue_run(cuda_context *c) {
   CUDA_TRY(cudaEventRecordWithFlags(c->ev[2], s, c->event_flags));
   for (int o = 0; o < c->n_out; o++) {
     int v = g->outputs[o];
+    void *bound = c->out_bind[o];
     const void *src = c->vals[v].data;
     if (c->out_dev[o]) {
-      CUDA_TRY(k_cast(ce->storage[v], src, g->values[v].t.dtype, c->out_dev[o],
+      /* cast straight into the caller's buffer when bound: nothing left to copy */
+      void *dst = bound ? bound : c->out_dev[o];
+      CUDA_TRY(k_cast(ce->storage[v], src, g->values[v].t.dtype, dst,
                       dims_count(g->values[v].t.rank, g->values[v].t.dims), s));
-      src = c->out_dev[o];
+      if (bound) continue;
+      src = dst;
     }
     if (c->out_bytes[o] > 0)
-      CUDA_TRY(cudaMemcpyAsync(c->out_host[o], src, (size_t)c->out_bytes[o], cudaMemcpyDeviceToHost, s));
+      CUDA_TRY(cudaMemcpyAsync(bound ? bound : c->out_host[o], src, (size_t)c->out_bytes[o],
+                               bound ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost, s));
   }
   CUDA_TRY(cudaEventRecordWithFlags(c->ev[3], s, c->event_flags));
   return INFER_OK;
@@ -293,11 +377,24 @@ infer_status cuda_context_timing(cuda_context *c, infer_run_timing *t) {
   return INFER_OK;
 }
 
-/* Captures enqueue_run into a graph; on failure the context runs eagerly. */
+/* Drops the captured graph (the caller holds the capture lock, so that the
+ * destruction cannot disturb another thread's capture). */
+static void drop_graph(cuda_context *c) {
+  if (c->graph_exec) cudaGraphExecDestroy(c->graph_exec);
+  if (c->graph) cudaGraphDestroy(c->graph);
+  c->graph_exec = NULL;
+  c->graph = NULL;
+}
+
+/* Captures enqueue_run into a graph; on failure the context runs eagerly. After a
+ * change of binding (graph_stale) it captures again: the old graph has the old
+ * pointers baked into its copy and cast nodes. */
 static void try_capture(cuda_context *c) {
   cudaStream_t s = (cudaStream_t)c->x.stream;
   cuda_capture_begin();
+  c->graph_stale = false;
   if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    drop_graph(c);
     cuda_capture_end();
     cudaGetLastError();
     c->use_graph = false;
@@ -309,16 +406,33 @@ static void try_capture(cuda_context *c) {
   c->event_flags = cudaEventRecordDefault;
   cudaGraph_t graph = NULL;
   cudaError_t err = cudaStreamEndCapture(s, &graph);
-  bool ok = st == INFER_OK && err == cudaSuccess && graph &&
-            cudaGraphInstantiate(&c->graph_exec, graph, 0) == cudaSuccess;
+  bool ok = st == INFER_OK && err == cudaSuccess && graph;
+#if CUDART_VERSION >= 12000
+  if (ok && c->graph_exec) {
+    /* a re-capture differs from the last one only in the bound pointers, unless a
+     * copy changed between host-to-device and device-to-device (binding or
+     * unbinding): updating the instantiated graph in place is much cheaper than
+     * instantiating it again, which is the fallback when the update is refused */
+    cudaGraphExecUpdateResultInfo info;
+    if (cudaGraphExecUpdate(c->graph_exec, graph, &info) == cudaSuccess) {
+      cudaGraphDestroy(c->graph);
+      c->graph = graph;
+      cuda_capture_end();
+      return;
+    }
+    cudaGetLastError();
+  }
+#endif
+  drop_graph(c);
+  ok = ok && cudaGraphInstantiate(&c->graph_exec, graph, 0) == cudaSuccess;
   cuda_capture_end();
   if (!ok) {
     cudaGetLastError();
     if (graph) cudaGraphDestroy(graph);
     c->graph_exec = NULL;
     c->use_graph = false;
-    engine_log(&c->e->opts, "cuda: graph capture failed (%s); running without CUDA graphs",
-               st != INFER_OK ? infer_last_error() : cudaGetErrorString(err));
+    engine_warn(&c->e->opts, "cuda: graph capture failed (%s); running without CUDA graphs",
+                st != INFER_OK ? infer_last_error() : cudaGetErrorString(err));
     return;
   }
   c->graph = graph;
@@ -336,7 +450,9 @@ infer_status cuda_context_run(cuda_context *c) {
                       "used again: %s", c->failure);
   cudaStream_t s = (cudaStream_t)c->x.stream;
   CUDA_TRY(cudaSetDevice(c->ce->device));
-  if (c->use_graph && !c->graph_exec) try_capture(c);
+  /* the first run is eager: cuDNN and cuBLAS finish their lazy set-up (plans,
+   * allocations) there, which a capture would refuse */
+  if (c->use_graph && c->eager_runs > 0 && (!c->graph_exec || c->graph_stale)) try_capture(c);
   infer_status st = INFER_OK;
   if (c->graph_exec) {
     cudaError_t err = cudaGraphLaunch(c->graph_exec, s);
@@ -355,5 +471,7 @@ infer_status cuda_context_run(cuda_context *c) {
     snprintf(c->failure, sizeof c->failure, "%s", infer_last_error());
     if (st != INFER_ERR_UNSUPPORTED && st != INFER_ERR_OUT_OF_MEMORY) st = INFER_ERR_RUNTIME;
   }
+  for (int o = 0; o < c->n_out; o++) c->out_staged[o] = st == INFER_OK && !c->out_bind[o];
+  if (st == INFER_OK && !c->graph_exec) c->eager_runs++;
   return st;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo_cache.h"
 #include "cuda_internal.h"
 
 int cuda_visible_devices(void) {
@@ -166,6 +167,31 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
   return st;
 }
 
+/* The cache only saves time: when the environment cannot be described, the build
+ * goes on searching, with a warning. */
+static algo_cache *cache_open(const infer_engine *e, int device) {
+  char env[512];
+  if (algo_cache_env(device, env, sizeof env) != INFER_OK) {
+    engine_warn(&e->opts, "algorithm cache %s not used: %s", e->opts.cache_path,
+                infer_last_error());
+    return NULL;
+  }
+  algo_cache *c = algo_cache_open(e->opts.cache_path, env, &e->opts);
+  if (!c) engine_warn(&e->opts, "algorithm cache %s not used: out of memory", e->opts.cache_path);
+  return c;
+}
+
+/* A failed build saves nothing: its choices may come from a device in a bad state. */
+static void cache_close(infer_engine *e, algo_cache *c, bool built) {
+  if (!c) return;
+  if (built) algo_cache_save(c);
+  e->build_time.algo_cache_hits = algo_cache_hits(c);
+  e->build_time.algo_cache_misses = algo_cache_misses(c);
+  engine_log(&e->opts, "cuda: algorithm cache %s: %d hits, %d misses", e->opts.cache_path,
+             algo_cache_hits(c), algo_cache_misses(c));
+  algo_cache_close(c);
+}
+
 static infer_status build_locked(infer_engine *e, cuda_engine **out);
 static void release_locked(cuda_engine *ce);
 
@@ -228,7 +254,7 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
     const node *n = &g->nodes[e->steps[s]];
     cuda_step *cs = &ce->steps[s];
     cs->node = e->steps[s];
-    cs->op = n->domain[0] ? NULL : cuda_op_find(n->op_type);
+    cs->op = cuda_op_find(n->domain, n->op_type);
     if (!cs->op)
       st = infer_fail(INFER_ERR_UNSUPPORTED, "%s: the op has no GPU implementation",
                       node_describe(g, cs->node, d, sizeof d));
@@ -238,7 +264,10 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   cuda_exec x;
   memset(&x, 0, sizeof x);
   if (st == INFER_OK) st = cuda_exec_open(&x, ce->device, ce->precision, ce->needs);
+  algo_cache *cache = NULL;
+  if (st == INFER_OK && e->opts.cache_path) x.algo_cache = cache = cache_open(e, ce->device);
   if (st == INFER_OK) st = prepare_steps(e, ce, &x);
+  cache_close(e, cache, st == INFER_OK);
   cuda_exec_close(&x);
   if (st == INFER_OK) st = plan_graph(g, e->steps, e->n_steps, ce->storage, &ce->mem, &ce->buffer_of);
   if (st != INFER_OK) {

@@ -1,12 +1,21 @@
-/* cuda_conv.c: Conv through cuDNN (legacy convolution API), N-D up to 3 spatial
- * dims, groups, dilations; algorithms chosen by measurement at build time.
- * Asymmetric pads (SAME_UPPER and the like), which cuDNN cannot express, are
- * applied by an explicit zero-pad kernel into the workspace first. */
+/* cuda_conv.c: Conv and FusedConv through cuDNN (legacy convolution API), N-D up
+ * to 3 spatial dims, groups, dilations; algorithms chosen by measurement at build
+ * time. Asymmetric pads (SAME_UPPER and the like), which cuDNN cannot express, are
+ * applied by an explicit zero-pad kernel into the workspace first.
+ * FusedConv (act(conv + bias + Z)) runs as one cudnnConvolutionBiasActivationForward
+ * call where cuDNN takes the activation and that measures faster, else as the
+ * convolution and one epilogue kernel. FusedConv with channels_last = 1 (written
+ * by the pass to-channels-last for fp16 GPU builds) has NHWC data and KRSC weights. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../engine/cuda/algo_cache.h"
 #include "../../engine/cuda/cuda_check.h"
+#include "../../kernels/conv_epilogue.h"
 #include "../../kernels/conv_pad.h"
+#include "../../kernels/k_dtype.h"
+#include "../conv_fused.h"
 #include "../conv_util.h"
 #include "../cuda_op.h"
 
@@ -39,14 +48,25 @@ typedef struct conv_state {
   size_t algo_ws;
   bool explicit_pad;
   int rank; /* of the cuDNN problem (>= 4) */
-  int64_t in_dims[5], padded_dims[5], pad_begin[5];
+  int64_t in_dims[5], padded_dims[5], pad_begin[5]; /* in memory order */
   int64_t padded_bytes; /* of the padded input in the workspace */
+  /* the epilogue: y = act(conv + bias + z); a plain Conv has CONV_ACT_NONE, no z */
+  conv_act act;
+  float alpha, beta;
+  bool has_z, channels_last;
+  bool use_fused;                 /* one cudnnConvolutionBiasActivationForward call */
+  cudnnActivationDescriptor_t actd; /* for the fused call */
+  void *zero_bias;                /* device zeros standing in for an absent B there */
+  int kdt;                        /* K_F32 / K_F16 for the epilogue kernel, 0 otherwise */
+  int64_t count, channels, inner; /* of y, for the epilogue kernel */
 } conv_state;
 
 static void conv_release(void *p) {
   conv_state *s = p;
   if (!s) return;
   descs_release(&s->d);
+  if (s->actd) cudnnDestroyActivationDescriptor(s->actd);
+  if (s->zero_bias) cudaFree(s->zero_bias);
   free(s);
 }
 
@@ -61,11 +81,18 @@ static infer_status data_type(infer_dtype dt, cudnnDataType_t *out) {
   }
 }
 
+/* dims are logical N, C, spatial...; channels_last: the data is N, spatial..., C. */
 static infer_status set_tensor(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int rank,
-                               const int64_t *dims) {
-  int di[8], st[8];
+                               const int64_t *dims, bool channels_last) {
+  int di[8], st[8], order[8]; /* order: dims from the fastest-varying in memory */
+  int no = 0;
+  if (channels_last) order[no++] = 1;
+  for (int i = rank - 1; i >= 2; i--) order[no++] = i;
+  if (!channels_last) order[no++] = 1;
+  order[no++] = 0;
   int64_t s = 1;
-  for (int i = rank - 1; i >= 0; i--) {
+  for (int k = 0; k < rank; k++) {
+    int i = order[k];
     if (dims[i] > INT32_MAX || s > INT32_MAX)
       return infer_fail(INFER_ERR_UNSUPPORTED, "Conv on the GPU: tensor too large for cuDNN");
     di[i] = (int)dims[i];
@@ -82,17 +109,18 @@ static infer_status set_tensor(cudnnTensorDescriptor_t d, cudnnDataType_t dt, in
 static infer_status descs_make(conv_descs *d, const cuda_exec *ex, cudnnDataType_t dt, int r,
                                const int64_t *xd, const int64_t *wd, const int64_t *yd,
                                const int *pads, const int *strides, const int *dil,
-                               int64_t group, bool bias) {
+                               int64_t group, bool bias, bool cl) {
   d->is_double = dt == CUDNN_DATA_DOUBLE;
   CUDNN_TRY(cudnnCreateTensorDescriptor(&d->x));
   CUDNN_TRY(cudnnCreateTensorDescriptor(&d->y));
   CUDNN_TRY(cudnnCreateFilterDescriptor(&d->w));
   CUDNN_TRY(cudnnCreateConvolutionDescriptor(&d->conv));
-  TRY(set_tensor(d->x, dt, r, xd));
-  TRY(set_tensor(d->y, dt, r, yd));
+  TRY(set_tensor(d->x, dt, r, xd, cl));
+  TRY(set_tensor(d->y, dt, r, yd, cl));
   int wdi[5];
   for (int i = 0; i < r; i++) wdi[i] = (int)wd[i];
-  CUDNN_TRY(cudnnSetFilterNdDescriptor(d->w, dt, CUDNN_TENSOR_NCHW, r, wdi));
+  CUDNN_TRY(cudnnSetFilterNdDescriptor(d->w, dt, cl ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, r,
+                                       wdi));
   CUDNN_TRY(cudnnSetConvolutionNdDescriptor(d->conv, r - 2, pads, strides, dil,
                                             CUDNN_CROSS_CORRELATION,
                                             dt == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : dt));
@@ -103,7 +131,7 @@ static infer_status descs_make(conv_descs *d, const cuda_exec *ex, cudnnDataType
   if (bias) {
     int64_t bd[5] = {1, yd[1], 1, 1, 1};
     CUDNN_TRY(cudnnCreateTensorDescriptor(&d->b));
-    TRY(set_tensor(d->b, dt, r, bd));
+    TRY(set_tensor(d->b, dt, r, bd, false));
   }
   return INFER_OK;
 }
@@ -115,6 +143,102 @@ static infer_status add_bias(const cuda_exec *x, const conv_descs *d, const tens
     CUDNN_TRY(cudnnAddTensor(x->cudnn, DESCS_ONE(d), d->b, in[2]->data, DESCS_ONE(d), d->y,
                              out[0]->data));
   return INFER_OK;
+}
+
+/* Runs the convolution with its epilogue once: the fused cuDNN call, or the
+ * convolution and the epilogue kernel. y doubles as z here (build-time scratch). */
+static bool run_variant(const cuda_exec *x, const conv_state *s, bool fused, const void *xb,
+                        const void *w, const void *bias, void *yb, void *wsb) {
+  const conv_descs *d = &s->d;
+  cudaStream_t st = (cudaStream_t)x->stream;
+  if (fused)
+    return cudnnConvolutionBiasActivationForward(
+               x->cudnn, DESCS_ONE(d), d->x, xb, d->w, w, d->conv, s->algo, wsb, s->algo_ws,
+               s->has_z ? DESCS_ONE(d) : DESCS_ZERO(d), d->y, yb, d->b, bias, s->actd, d->y,
+               yb) == CUDNN_STATUS_SUCCESS;
+  if (cudnnConvolutionForward(x->cudnn, DESCS_ONE(d), d->x, xb, d->w, w, d->conv, s->algo, wsb,
+                              s->algo_ws, DESCS_ZERO(d), d->y, yb) != CUDNN_STATUS_SUCCESS)
+    return false;
+  return k_conv_epilogue(s->kdt, yb, bias, s->has_z ? yb : NULL, s->count, s->channels, s->inner,
+                         s->act, s->alpha, s->beta, st) == cudaSuccess;
+}
+
+/* Whether cuDNN's fused call works for this problem (it takes only some activations
+ * and algorithms) and is faster than convolution + epilogue kernel, by timing both
+ * on the build's scratch buffers. */
+static bool fused_call_faster(const cuda_exec *x, const conv_state *s, const void *xb,
+                              const void *w, const void *bias, void *yb, void *wsb) {
+  cudaStream_t st = (cudaStream_t)x->stream;
+  if (!run_variant(x, s, true, xb, w, bias, yb, wsb)) {
+    cudaGetLastError();
+    return false;
+  }
+  cudaEvent_t e[3];
+  bool ok = true;
+  for (int i = 0; i < 3; i++) ok &= cudaEventCreate(&e[i]) == cudaSuccess;
+  float ms[2] = {0, 0};
+  if (ok) {
+    cudaEventRecord(e[0], st);
+    for (int r = 0; r < 3; r++) ok &= run_variant(x, s, true, xb, w, bias, yb, wsb);
+    cudaEventRecord(e[1], st);
+    for (int r = 0; r < 3; r++) ok &= run_variant(x, s, false, xb, w, bias, yb, wsb);
+    cudaEventRecord(e[2], st);
+    ok &= cudaEventSynchronize(e[2]) == cudaSuccess;
+    ok &= cudaEventElapsedTime(&ms[0], e[0], e[1]) == cudaSuccess;
+    ok &= cudaEventElapsedTime(&ms[1], e[1], e[2]) == cudaSuccess;
+  }
+  for (int i = 0; i < 3; i++) cudaEventDestroy(e[i]);
+  cudaGetLastError();
+  return ok && ms[0] <= ms[1];
+}
+
+/* The algorithm cache's key: everything the choice depends on (cuDNN's descriptors
+ * hold the problem; the epilogue decides whether the fused call is timed). */
+static void key_add(char *key, size_t cap, size_t *len, const char *fmt, long long v) {
+  if (*len >= cap) return;
+  int k = snprintf(key + *len, cap - *len, fmt, v);
+  *len = k < 0 ? cap : *len + (size_t)k;
+}
+
+static void cache_key(const conv_state *s, const int64_t *xd, const int64_t *wd, const int *pads,
+                      const int *strides, const int *dil, int64_t group, cudnnDataType_t dt,
+                      infer_precision p, char *key, size_t cap) {
+  size_t k = 0;
+  key[0] = 0;
+  key_add(key, cap, &k, "conv:rank=%lld:x=", s->rank);
+  for (int i = 0; i < s->rank; i++) key_add(key, cap, &k, "%lld,", xd[i]);
+  key_add(key, cap, &k, ":w=%lld,", wd[0]);
+  for (int i = 1; i < s->rank; i++) key_add(key, cap, &k, "%lld,", wd[i]);
+  key_add(key, cap, &k, ":g=%lld:p/s/d=", group);
+  for (int i = 0; i < s->rank - 2; i++) {
+    key_add(key, cap, &k, "%lld/", pads[i]);
+    key_add(key, cap, &k, "%lld/", strides[i]);
+    key_add(key, cap, &k, "%lld,", dil[i]);
+  }
+  key_add(key, cap, &k, ":dt=%lld", dt);
+  key_add(key, cap, &k, ":prec=%lld", p);
+  key_add(key, cap, &k, ":nhwc=%lld", s->channels_last);
+  key_add(key, cap, &k, ":act=%lld", s->actd ? (long long)s->act : -1);
+  key_add(key, cap, &k, ":z=%lld", s->has_z);
+}
+
+/* A cached choice, checked against cuDNN before use: the workspace query fails
+ * for an algorithm this cuDNN or problem does not have. */
+static bool cached_algo(const cuda_exec *x, conv_state *s, const char *key) {
+  int64_t v[4];
+  if (!algo_cache_get(x->algo_cache, key, v)) return false;
+  if (v[0] < 0 || v[0] >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT || v[2] < 0) return false;
+  size_t ws = 0;
+  cudnnSetConvolutionMathType(s->d.conv, (cudnnMathType_t)v[1]);
+  if (cudnnGetConvolutionForwardWorkspaceSize(x->cudnn, s->d.x, s->d.w, s->d.conv, s->d.y,
+                                              (cudnnConvolutionFwdAlgo_t)v[0],
+                                              &ws) != CUDNN_STATUS_SUCCESS ||
+      ws != (size_t)v[2])
+    return false;
+  s->algo = (cudnnConvolutionFwdAlgo_t)v[0];
+  s->algo_ws = ws;
+  s->use_fused = v[3] && s->actd;
+  return true;
 }
 
 static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor *const *in,
@@ -164,9 +288,18 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
                     cudnnGetErrorString(cs));
     goto out;
   }
+  /* The measured search can come back empty when other threads hold the device
+   * busy (each trial failing); cuDNN's heuristics then choose without running. */
+  bool measured = false;
+  for (int i = 0; i < found; i++) measured |= perf[i].status == CUDNN_STATUS_SUCCESS;
+  if (!measured &&
+      cudnnGetConvolutionForwardAlgorithm_v7(h, s->d.x, s->d.w, s->d.conv, s->d.y,
+                                             CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+                                             perf) != CUDNN_STATUS_SUCCESS)
+    found = 0;
   st = infer_fail(INFER_ERR_UNSUPPORTED, "Conv: cuDNN has no algorithm for this convolution");
   for (int i = 0; i < found; i++) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > want) continue;
     /* fp32 means IEEE fp32: results that used TF32 tensor cores are skipped */
     if (x->precision == INFER_PRECISION_FP32 && !s->d.is_double &&
         perf[i].mathType == CUDNN_TENSOR_OP_MATH && in[0]->dtype == INFER_DTYPE_FLOAT32)
@@ -177,6 +310,9 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
     st = INFER_OK;
     break;
   }
+  if (st == INFER_OK && s->actd)
+    s->use_fused = fused_call_faster(x, s, xb, w, in[2] && in[2]->data ? in[2]->data : s->zero_bias,
+                                     yb, wsb);
 out:
   if (wb) cudaFree(wb);
   if (xb) cudaFree(xb);
@@ -197,59 +333,120 @@ static infer_status conv_read_common(const node *n, const char *op, const tensor
   return attr_get_int(n, "group", 1, group);
 }
 
-static infer_status conv_prepare(const cuda_exec *x, const node *n, const void *params,
-                                 const tensor *const *in, const tensor *const *host_in,
-                                 tensor *const *out, void **state, int64_t *ws_bytes) {
+/* Conv, and FusedConv when fp is set (its epilogue, Z, channels_last). */
+static infer_status conv_prepare_common(const cuda_exec *x, const node *n,
+                                        const fused_conv_params *fp, const tensor *const *in,
+                                        tensor *const *out, void **state, int64_t *ws_bytes) {
+  const char *op = fp ? "FusedConv" : "Conv";
   const tensor *X = in[0], *W = in[1];
+  bool cl = fp && fp->channels_last;
+  if (cl && X->rank != 4)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: channels_last needs 2-D data", op);
+  /* logical N, C, spatial... views of X, W and Y (channels-last data is N, H, W, C) */
+  int64_t Xl[5], Wl[5], Yl[5];
+  const int64_t *phys[3] = {X->dims, W->dims, out[0]->dims};
+  int64_t *logi[3] = {Xl, Wl, Yl};
+  for (int t = 0; t < 3; t++)
+    for (int i = 0; i < X->rank; i++)
+      logi[t][i] = !cl ? phys[t][i] : phys[t][i == 0 ? 0 : i == 1 ? 3 : i - 1];
   int nsp;
   cudnnDataType_t dt = CUDNN_DATA_FLOAT;
   win_attrs w;
   int64_t group;
-  TRY(conv_read_common(n, "Conv", X, &nsp, &dt, &w, &group));
+  TRY(conv_read_common(n, op, X, &nsp, &dt, &w, &group));
+  if (fp && dt == CUDNN_DATA_DOUBLE)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "FusedConv on the GPU: float64 is not supported");
   win_geom g;
-  TRY(win_geom_forward(&w, nsp, X->dims + 2, W->dims + 2, false, "Conv", &g));
+  TRY(win_geom_forward(&w, nsp, Xl + 2, Wl + 2, false, op, &g));
   conv_state *s = calloc(1, sizeof *s);
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   *state = s;
   /* cuDNN wants at least 4-D: a 1-D problem becomes 2-D with H = 1 */
   int r = nsp == 1 ? 4 : nsp + 2;
   s->rank = r;
-  int64_t xd[5], wd[5], yd[5];
+  int64_t xd[5], wd[5], yd[5], in_l[5], pad_l[5], begin_l[5] = {0, 0, 0, 0, 0};
   int pads[3], strides[3], dil[3];
   int lead = r - 2 - nsp; /* 1 for 1-D, else 0 */
-  xd[0] = X->dims[0]; xd[1] = X->dims[1];
-  wd[0] = W->dims[0]; wd[1] = W->dims[1];
-  yd[0] = out[0]->dims[0]; yd[1] = out[0]->dims[1];
+  xd[0] = Xl[0]; xd[1] = Xl[1];
+  wd[0] = Wl[0]; wd[1] = Wl[1];
+  yd[0] = Yl[0]; yd[1] = Yl[1];
   for (int i = 0; i < r - 2; i++) {
     int j = i - lead; /* index into the real spatial dims, or < 0 for the fake H */
     int gi = 3 - nsp + j;  /* win_geom is right-aligned in 3 dims */
-    xd[2 + i] = j < 0 ? 1 : X->dims[2 + j];
-    wd[2 + i] = j < 0 ? 1 : W->dims[2 + j];
-    yd[2 + i] = j < 0 ? 1 : out[0]->dims[2 + j];
+    xd[2 + i] = j < 0 ? 1 : Xl[2 + j];
+    wd[2 + i] = j < 0 ? 1 : Wl[2 + j];
+    yd[2 + i] = j < 0 ? 1 : Yl[2 + j];
     pads[i] = j < 0 ? 0 : (int)(g.pb[gi] < g.pe[gi] ? g.pb[gi] : g.pe[gi]);
     strides[i] = j < 0 ? 1 : (int)g.s[gi];
     dil[i] = j < 0 ? 1 : (int)g.d[gi];
-    s->pad_begin[2 + i] = j < 0 ? 0 : g.pb[gi] - pads[i];
+    begin_l[2 + i] = j < 0 ? 0 : g.pb[gi] - pads[i];
     int64_t extra_end = j < 0 ? 0 : g.pe[gi] - pads[i];
-    if (s->pad_begin[2 + i] || extra_end) s->explicit_pad = true;
-    s->padded_dims[2 + i] = xd[2 + i] + s->pad_begin[2 + i] + extra_end;
+    if (begin_l[2 + i] || extra_end) s->explicit_pad = true;
+    pad_l[2 + i] = xd[2 + i] + begin_l[2 + i] + extra_end;
   }
-  s->padded_dims[0] = xd[0];
-  s->padded_dims[1] = xd[1];
-  memcpy(s->in_dims, xd, sizeof xd);
-  infer_status st = descs_make(&s->d, x, dt, r, s->padded_dims, wd, yd, pads, strides, dil, group,
-                                n->n_inputs > 2 && in[2]);
+  pad_l[0] = xd[0];
+  pad_l[1] = xd[1];
+  memcpy(in_l, xd, sizeof xd);
+  /* the pad kernel works in memory order */
+  for (int i = 0; i < r; i++) {
+    int li = !cl ? i : i == 0 ? 0 : i == r - 1 ? 1 : i + 1;
+    s->in_dims[i] = in_l[li];
+    s->padded_dims[i] = pad_l[li];
+    s->pad_begin[i] = begin_l[li];
+  }
+  s->channels_last = cl;
+  if (fp) {
+    s->act = fp->act;
+    s->alpha = fp->alpha;
+    s->beta = fp->beta;
+    s->has_z = n->n_inputs > 3 && in[3];
+  }
+  s->kdt = dt == CUDNN_DATA_HALF ? K_F16 : dt == CUDNN_DATA_FLOAT ? K_F32 : 0;
+  s->channels = yd[1];
+  s->count = dims_count(out[0]->rank, out[0]->dims);
+  s->inner = cl ? 1 : s->count / (yd[0] * yd[1] > 0 ? yd[0] * yd[1] : 1);
+  bool has_b = n->n_inputs > 2 && in[2];
+  /* the fused call always takes a bias descriptor */
+  infer_status st = descs_make(&s->d, x, dt, r, pad_l, wd, yd, pads, strides, dil, group,
+                                has_b || s->kdt, cl);
   if (st != INFER_OK) goto fail;
   /* cuDNN's own output shape must be ours */
   int yo[5];
   cudnnStatus_t cs = cudnnGetConvolutionNdForwardOutputDim(s->d.conv, s->d.x, s->d.w, r, yo);
   for (int i = 0; st == INFER_OK && i < r; i++)
     if (cs != CUDNN_STATUS_SUCCESS || yo[i] != yd[i])
-      st = infer_fail(INFER_ERR_INTERNAL, "Conv on the GPU: cuDNN's output shape differs from "
-                      "the inferred one at dim %d", i);
+      st = infer_fail(INFER_ERR_INTERNAL, "%s on the GPU: cuDNN's output shape differs from "
+                      "the inferred one at dim %d", op, i);
   if (st != INFER_OK) goto fail;
+  /* cuDNN fuses identity (bias only), ReLU and ReLU6-like clips */
+  bool fusable = s->kdt && (s->act == CONV_ACT_NONE || s->act == CONV_ACT_RELU ||
+                            (s->act == CONV_ACT_CLIP && s->alpha == 0 && s->beta > 0));
+  if (fusable) {
+    CUDNN_TRY(cudnnCreateActivationDescriptor(&s->actd));
+    cudnnActivationMode_t mode = s->act == CONV_ACT_RELU   ? CUDNN_ACTIVATION_RELU
+                                 : s->act == CONV_ACT_CLIP ? CUDNN_ACTIVATION_CLIPPED_RELU
+                                                           : CUDNN_ACTIVATION_IDENTITY;
+    CUDNN_TRY(cudnnSetActivationDescriptor(s->actd, mode, CUDNN_NOT_PROPAGATE_NAN,
+                                           s->act == CONV_ACT_CLIP ? s->beta : 0.0));
+    if (!has_b) {
+      size_t bb = (size_t)yd[1] * infer_dtype_size(X->dtype);
+      if (cudaMalloc(&s->zero_bias, bb) != cudaSuccess || cudaMemset(s->zero_bias, 0, bb) != cudaSuccess) {
+        cudaGetLastError();
+        st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: no device memory for a zero bias", op);
+        goto fail;
+      }
+    }
+  }
   int64_t y_bytes = tensor_nbytes(out[0]);
-  if ((st = choose_algo(x, s, in, y_bytes > 0 ? y_bytes : 1)) != INFER_OK) goto fail;
+  char key[ALGO_CACHE_KEY_MAX + 1];
+  cache_key(s, pad_l, wd, pads, strides, dil, group, dt, x->precision, key, sizeof key);
+  if (!cached_algo(x, s, key)) {
+    if ((st = choose_algo(x, s, in, y_bytes > 0 ? y_bytes : 1)) != INFER_OK) goto fail;
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    cudnnGetConvolutionMathType(s->d.conv, &math);
+    int64_t v[4] = {s->algo, math, (int64_t)s->algo_ws, s->use_fused};
+    algo_cache_put(x->algo_cache, key, v);
+  }
   if (s->explicit_pad) {
     int64_t cnt = 1;
     for (int i = 0; i < r; i++) cnt *= s->padded_dims[i];
@@ -263,22 +460,48 @@ fail:
   return st;
 }
 
-static infer_status conv_run(const cuda_exec *x, const node *n, const void *params,
+static infer_status cuda_conv_prepare(const cuda_exec *x, const node *n, const void *params,
+                                 const tensor *const *in, const tensor *const *host_in,
+                                 tensor *const *out, void **state, int64_t *ws_bytes) {
+  return conv_prepare_common(x, n, NULL, in, out, state, ws_bytes);
+}
+
+static infer_status fused_prepare(const cuda_exec *x, const node *n, const void *params,
+                                  const tensor *const *in, const tensor *const *host_in,
+                                  tensor *const *out, void **state, int64_t *ws_bytes) {
+  return conv_prepare_common(x, n, params, in, out, state, ws_bytes);
+}
+
+static infer_status cuda_conv_run(const cuda_exec *x, const node *n, const void *params,
                              const void *state, const tensor *const *in, tensor *const *out) {
   const conv_state *s = state;
   const void *src = in[0]->data;
   char *ws = x->ws;
+  cudaStream_t stream = (cudaStream_t)x->stream;
   if (s->explicit_pad) {
     CUDA_LAUNCH_TRY(k_pad_zero((int)infer_dtype_size(in[0]->dtype), s->rank, s->in_dims,
-                               s->padded_dims, s->pad_begin, src, ws, (cudaStream_t)x->stream));
+                               s->padded_dims, s->pad_begin, src, ws, stream));
     src = ws;
     ws += s->padded_bytes;
   }
   const conv_descs *d = &s->d;
+  const void *bias = n->n_inputs > 2 && in[2] ? in[2]->data : NULL;
+  const void *z = s->has_z ? in[3]->data : NULL;
+  if (s->use_fused) {
+    CUDNN_TRY(cudnnConvolutionBiasActivationForward(
+        x->cudnn, DESCS_ONE(d), d->x, src, d->w, in[1]->data, d->conv, s->algo,
+        s->algo_ws ? ws : NULL, s->algo_ws, z ? DESCS_ONE(d) : DESCS_ZERO(d), d->y,
+        z ? z : out[0]->data, d->b, bias ? bias : s->zero_bias, s->actd, d->y, out[0]->data));
+    return INFER_OK;
+  }
   CUDNN_TRY(cudnnConvolutionForward(x->cudnn, DESCS_ONE(d), d->x, src, d->w, in[1]->data, d->conv,
                                     s->algo, s->algo_ws ? ws : NULL, s->algo_ws, DESCS_ZERO(d),
                                     d->y, out[0]->data));
-  return add_bias(x, d, in, out);
+  if (!s->kdt) return add_bias(x, d, in, out); /* float64 */
+  if (!bias && !z && s->act == CONV_ACT_NONE) return INFER_OK;
+  CUDA_LAUNCH_TRY(k_conv_epilogue(s->kdt, out[0]->data, bias, z, s->count, s->channels, s->inner,
+                                  s->act, s->alpha, s->beta, stream));
+  return INFER_OK;
 }
 
 /* ---- ConvTranspose: cuDNN's backward-data convolution ------------------------ */
@@ -338,7 +561,7 @@ static infer_status convt_prepare(const cuda_exec *x, const node *n, const void 
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   *state = s;
   infer_status st = descs_make(&s->d, x, dt, r, xd, wd, yd, pads, strides, dil, group,
-                                n->n_inputs > 2 && in[2]);
+                                n->n_inputs > 2 && in[2], false);
   if (st != INFER_OK) goto fail;
   /* heuristics rather than a measured search: transposed convolutions are rare
    * in the models this engine targets */
@@ -380,7 +603,13 @@ static infer_status convt_run(const cuda_exec *x, const node *n, const void *par
   return add_bias(x, d, in, out);
 }
 
-static const cuda_op cuda_conv = {"Conv", conv_prepare, conv_run, conv_release, CUDA_NEEDS_CUDNN};
-static const cuda_op cuda_convt = {"ConvTranspose", convt_prepare, convt_run, convt_release,
-                                   CUDA_NEEDS_CUDNN};
-const cuda_op *const cuda_ops_conv[] = {&cuda_conv, &cuda_convt, NULL};
+static const cuda_op cuda_conv = {.name = "Conv", .prepare = cuda_conv_prepare,
+                                  .run = cuda_conv_run, .release = conv_release,
+                                  .needs = CUDA_NEEDS_CUDNN};
+static const cuda_op cuda_convt = {.name = "ConvTranspose", .prepare = convt_prepare,
+                                   .run = convt_run, .release = convt_release,
+                                   .needs = CUDA_NEEDS_CUDNN};
+static const cuda_op cuda_fused_conv = {.name = "FusedConv", .prepare = fused_prepare,
+                                        .run = cuda_conv_run, .release = conv_release,
+                                        .needs = CUDA_NEEDS_CUDNN, .domain = "com.microsoft"};
+const cuda_op *const cuda_ops_conv[] = {&cuda_conv, &cuda_convt, &cuda_fused_conv, NULL};

@@ -497,7 +497,7 @@ static infer_status ew_run(const cuda_exec *x, const node *n, const void *params
 /* ---- the family list -------------------------------------------------------------------- */
 
 #define EW_CUDA_OP(id, NAME, KIND, KOP, A, B, G) \
-  static const cuda_op cuda_ew_##id = {NAME, ew_prepare, ew_run, NULL, 0};
+  static const cuda_op cuda_ew_##id = {.name = NAME, .prepare = ew_prepare, .run = ew_run};
 EW_OPS(EW_CUDA_OP)
 #undef EW_CUDA_OP
 

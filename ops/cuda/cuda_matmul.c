@@ -197,7 +197,9 @@ static infer_status gemm_run(const cuda_exec *x, const node *n, const void *para
   return gemm_call(x, s, in[0]->data, in[1]->data, out[0]->data, 1, 0, 0, 0);
 }
 
-static const cuda_op cuda_matmul = {"MatMul", matmul_prepare, matmul_run, mm_release,
-                                    CUDA_NEEDS_CUBLAS};
-static const cuda_op cuda_gemm = {"Gemm", gemm_prepare, gemm_run, mm_release, CUDA_NEEDS_CUBLAS};
+static const cuda_op cuda_matmul = {.name = "MatMul", .prepare = matmul_prepare,
+                                    .run = matmul_run, .release = mm_release,
+                                    .needs = CUDA_NEEDS_CUBLAS};
+static const cuda_op cuda_gemm = {.name = "Gemm", .prepare = gemm_prepare, .run = gemm_run,
+                                  .release = mm_release, .needs = CUDA_NEEDS_CUBLAS};
 const cuda_op *const cuda_ops_matmul[] = {&cuda_matmul, &cuda_gemm, NULL};

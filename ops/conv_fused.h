@@ -1,0 +1,65 @@
+/* conv_fused.h: what Conv and FusedConv (com.microsoft, the form ONNX Runtime
+ * writes and our pass fuse-conv-epilogue produces) share: the parsed attributes
+ * and Conv's entry points, which FusedConv calls before its epilogue
+ *   Y = activation(Conv(X, W, B) + Z)      (Z optional, same shape as Y).
+ * The GPU side (ops/cuda/cuda_conv.c) reads the same params. */
+#ifndef INFER_CONV_FUSED_H
+#define INFER_CONV_FUSED_H
+
+#include <math.h>
+
+#include "conv_util.h"
+
+typedef struct conv_params {
+  win_attrs w;
+  int64_t group;
+  int n_output_padding, n_output_shape; /* ConvTranspose; -1 absent */
+  int64_t output_padding[WIN_MAX_SPATIAL], output_shape[WIN_MAX_SPATIAL + 2];
+} conv_params;
+
+typedef enum conv_act {
+  CONV_ACT_NONE = 0,
+  CONV_ACT_RELU,
+  CONV_ACT_CLIP,         /* min(max(v, alpha), beta) */
+  CONV_ACT_LEAKY_RELU,   /* v < 0 ? alpha * v : v */
+  CONV_ACT_SIGMOID,
+  CONV_ACT_TANH,
+  CONV_ACT_HARD_SIGMOID, /* max(0, min(1, alpha * v + beta)) */
+} conv_act;
+
+/* FusedConv's params: Conv's first, so Conv's functions take them as they are. */
+typedef struct fused_conv_params {
+  conv_params conv;
+  conv_act act;
+  float alpha, beta;
+  /* internal (pass to-channels-last, GPU only): X, Z, Y are N, H, W, C and W is
+   * M, kH, kW, C/group */
+  bool channels_last;
+} fused_conv_params;
+
+infer_status conv_parse_common(const node *n, const char *op, bool transpose, size_t size,
+                               void **params);
+infer_status conv_infer(const node *n, const void *params, const tensor *const *in,
+                        tensor *const *out);
+int64_t conv_workspace(const node *n, const void *params, const tensor *const *in,
+                       tensor *const *out);
+infer_status conv_run(const node *n, const void *params, const tensor *const *in,
+                      tensor *const *out, void *ws);
+
+/* The activation applied to one value (the CPU reference of the epilogue). */
+static inline double conv_act_apply(conv_act a, float alpha, float beta, double v) {
+  switch (a) {
+    case CONV_ACT_RELU: return v > 0 ? v : 0;
+    case CONV_ACT_CLIP: return v < alpha ? alpha : v > beta ? beta : v;
+    case CONV_ACT_LEAKY_RELU: return v < 0 ? alpha * v : v;
+    case CONV_ACT_SIGMOID: return 1 / (1 + exp(-v));
+    case CONV_ACT_TANH: return tanh(v);
+    case CONV_ACT_HARD_SIGMOID: {
+      double h = alpha * v + beta;
+      return h < 0 ? 0 : h > 1 ? 1 : h;
+    }
+    default: return v;
+  }
+}
+
+#endif
