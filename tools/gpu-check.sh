@@ -99,6 +99,15 @@ if [ "${ZOO_TABLE:-0}" = 1 ]; then
   while read -r l; do note "  $l"; done < <(grep -E '^model-table: \S+ +(cpu|fp32|fp16) +[0-9.]+ s ' "$out/model_table.log" |
     sed 's/^model-table: //' | awk '!($1 in t) { order[++n] = $1 } { t[$1] = t[$1] sprintf(" %s %s s;", $2, $3) }
       END { for (i = 1; i <= n; i++) printf "%s:%s\n", order[i], t[order[i]] }')
+  # build times without and with the algorithm cache (issue 5: cold and warm)
+  if [ -f "$zoo/resnet50.onnx" ]; then
+    rm -f /tmp/algo.cache
+    for k in cold warm; do
+      $build/infer "$zoo/resnet50.onnx" --device cuda --precision fp16 --batch 256 \
+        --cache /tmp/algo.cache --bench --duration 1 >"$out/cache_$k.log" 2>&1
+      note "resnet50 b256 fp16 --cache, $k: $(grep -E '^build:' "$out/cache_$k.log")"
+    done
+  fi
   finish
   exit 0
 fi
