@@ -18,6 +18,7 @@
 #include "../conv_fused.h"
 #include "../conv_util.h"
 #include "../cuda_op.h"
+#include "conv_alt.h"
 
 /* The cuDNN descriptors of one convolution problem, forward or transposed. For
  * ConvTranspose, x is our input (cuDNN's dy) and y our output (cuDNN's dx). */
@@ -59,6 +60,12 @@ typedef struct conv_state {
   void *zero_bias;                /* device zeros standing in for an absent B there */
   int kdt;                        /* K_F32 / K_F16 for the epilogue kernel, 0 otherwise */
   int64_t count, channels, inner; /* of y, for the epilogue kernel */
+  /* another implementation (conv_alt.h) when it timed faster at build */
+  conv_problem prob;
+  bool prob_ok;                   /* 2-D with an epilogue kernel dtype: alternatives apply */
+  const conv_alt *alt;
+  void *alt_state;
+  int64_t alt_ws;
 } conv_state;
 
 static void conv_release(void *p) {
@@ -66,6 +73,7 @@ static void conv_release(void *p) {
   if (!s) return;
   descs_release(&s->d);
   if (s->actd) cudnnDestroyActivationDescriptor(s->actd);
+  if (s->alt && s->alt->release) s->alt->release(s->alt_state);
   if (s->zero_bias) cudaFree(s->zero_bias);
   free(s);
 }
@@ -163,33 +171,76 @@ static bool run_variant(const cuda_exec *x, const conv_state *s, bool fused, con
                          s->act, s->alpha, s->beta, st) == cudaSuccess;
 }
 
-/* Whether cuDNN's fused call works for this problem (it takes only some activations
- * and algorithms) and is faster than convolution + epilogue kernel, by timing both
- * on the build's scratch buffers. */
-static bool fused_call_faster(const cuda_exec *x, const conv_state *s, const void *xb,
-                              const void *w, const void *bias, void *yb, void *wsb) {
+/* Median-free but warm timing of one variant: 0 cuDNN convolution + epilogue kernel,
+ * 1 cuDNN's fused call, 2 the alternative `a` (state as, scratch aws). -1 when it
+ * fails. Three runs after one warm-up, on the build's scratch buffers. */
+static float time_variant(const cuda_exec *x, const conv_state *s, int variant,
+                          const conv_alt *a, void *as, void *aws, const void *xb,
+                          const void *w, const void *bias, void *yb, void *wsb) {
   cudaStream_t st = (cudaStream_t)x->stream;
-  if (!run_variant(x, s, true, xb, w, bias, yb, wsb)) {
-    cudaGetLastError();
-    return false;
+  cudaEvent_t e[2];
+  if (cudaEventCreate(&e[0]) != cudaSuccess) return -1;
+  if (cudaEventCreate(&e[1]) != cudaSuccess) {
+    cudaEventDestroy(e[0]);
+    return -1;
   }
-  cudaEvent_t e[3];
   bool ok = true;
-  for (int i = 0; i < 3; i++) ok &= cudaEventCreate(&e[i]) == cudaSuccess;
-  float ms[2] = {0, 0};
-  if (ok) {
-    cudaEventRecord(e[0], st);
-    for (int r = 0; r < 3; r++) ok &= run_variant(x, s, true, xb, w, bias, yb, wsb);
-    cudaEventRecord(e[1], st);
-    for (int r = 0; r < 3; r++) ok &= run_variant(x, s, false, xb, w, bias, yb, wsb);
-    cudaEventRecord(e[2], st);
-    ok &= cudaEventSynchronize(e[2]) == cudaSuccess;
-    ok &= cudaEventElapsedTime(&ms[0], e[0], e[1]) == cudaSuccess;
-    ok &= cudaEventElapsedTime(&ms[1], e[1], e[2]) == cudaSuccess;
+  float ms = -1;
+  for (int r = 0; r < 4 && ok; r++) {
+    if (r == 1) cudaEventRecord(e[0], st);
+    if (variant < 2)
+      ok = run_variant(x, s, variant == 1, xb, w, bias, yb, wsb);
+    else
+      ok = a->run(x, as, xb, w, s->prob.has_bias ? bias : NULL, s->has_z ? yb : NULL, yb,
+                  aws) == INFER_OK;
   }
-  for (int i = 0; i < 3; i++) cudaEventDestroy(e[i]);
+  cudaEventRecord(e[1], st);
+  if (ok && cudaEventSynchronize(e[1]) == cudaSuccess &&
+      cudaEventElapsedTime(&ms, e[0], e[1]) == cudaSuccess)
+    ms /= 3;
+  else
+    ms = -1;
+  cudaEventDestroy(e[0]);
+  cudaEventDestroy(e[1]);
   cudaGetLastError();
-  return ok && ms[0] <= ms[1];
+  return ms;
+}
+
+/* Picks the fastest of: convolution + epilogue kernel, cuDNN's fused call (where it
+ * takes the activation), and each alternative implementation that takes the problem. */
+static void choose_variant(const cuda_exec *x, conv_state *s, const void *xb, const void *w,
+                           const void *bias, void *yb, void *wsb) {
+  float best = time_variant(x, s, 0, NULL, NULL, NULL, xb, w, bias, yb, wsb);
+  if (s->actd) {
+    float f = time_variant(x, s, 1, NULL, NULL, NULL, xb, w, bias, yb, wsb);
+    if (f >= 0 && (best < 0 || f <= best)) {
+      best = f;
+      s->use_fused = true;
+    }
+  }
+  for (int i = 0; s->prob_ok && conv_alts[i]; i++) {
+    const conv_alt *a = conv_alts[i];
+    void *as = NULL, *aws = NULL;
+    int64_t ws = 0;
+    if (a->prepare(x, &s->prob, &as, &ws) != INFER_OK) {
+      cudaGetLastError();
+      continue;
+    }
+    float t = -1;
+    if (ws <= 0 || cudaMalloc(&aws, (size_t)ws) == cudaSuccess)
+      t = time_variant(x, s, 2, a, as, aws, xb, w, bias, yb, wsb);
+    if (aws) cudaFree(aws);
+    cudaGetLastError();
+    if (t >= 0 && (best < 0 || t < best)) {
+      if (s->alt && s->alt->release) s->alt->release(s->alt_state);
+      s->alt = a;
+      s->alt_state = as;
+      s->alt_ws = ws;
+      best = t;
+    } else if (a->release) {
+      a->release(as);
+    }
+  }
 }
 
 /* The algorithm cache's key: everything the choice depends on (cuDNN's descriptors
@@ -237,8 +288,28 @@ static bool cached_algo(const cuda_exec *x, conv_state *s, const char *key) {
     return false;
   s->algo = (cudnnConvolutionFwdAlgo_t)v[0];
   s->algo_ws = ws;
-  s->use_fused = v[3] && s->actd;
+  s->use_fused = v[3] == 1 && s->actd;
+  if (v[3] >= 2) { /* an alternative implementation, by its index in conv_alts */
+    int n = 0;
+    while (conv_alts[n]) n++;
+    if (!s->prob_ok || v[3] - 2 >= n) return false;
+    const conv_alt *a = conv_alts[v[3] - 2];
+    if (a->prepare(x, &s->prob, &s->alt_state, &s->alt_ws) != INFER_OK) {
+      cudaGetLastError();
+      return false;
+    }
+    s->alt = a;
+  }
   return true;
+}
+
+/* What the cache keeps of the choice: 0 convolution + epilogue kernel, 1 cuDNN's fused
+ * call, 2 + i the alternative conv_alts[i]. */
+static int64_t variant_code(const conv_state *s) {
+  if (!s->alt) return s->use_fused;
+  int i = 0;
+  while (conv_alts[i] && conv_alts[i] != s->alt) i++;
+  return 2 + i;
 }
 
 static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor *const *in,
@@ -310,9 +381,8 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
     st = INFER_OK;
     break;
   }
-  if (st == INFER_OK && s->actd)
-    s->use_fused = fused_call_faster(x, s, xb, w, in[2] && in[2]->data ? in[2]->data : s->zero_bias,
-                                     yb, wsb);
+  if (st == INFER_OK && s->kdt)
+    choose_variant(x, s, xb, w, in[2] && in[2]->data ? in[2]->data : s->zero_bias, yb, wsb);
 out:
   if (wb) cudaFree(wb);
   if (xb) cudaFree(xb);
@@ -405,6 +475,25 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n,
   s->channels = yd[1];
   s->count = dims_count(out[0]->rank, out[0]->dims);
   s->inner = cl ? 1 : s->count / (yd[0] * yd[1] > 0 ? yd[0] * yd[1] : 1);
+  if (nsp == 2 && s->kdt) {
+    conv_problem *q = &s->prob;
+    q->n = (int)pad_l[0]; q->c = (int)pad_l[1]; q->h = (int)pad_l[2]; q->w = (int)pad_l[3];
+    q->k = (int)wd[0]; q->r = (int)wd[2]; q->s = (int)wd[3];
+    q->group = (int)group;
+    q->out_h = (int)yd[2]; q->out_w = (int)yd[3];
+    q->pad_h = pads[0]; q->pad_w = pads[1];
+    q->stride_h = strides[0]; q->stride_w = strides[1];
+    q->dil_h = dil[0]; q->dil_w = dil[1];
+    q->channels_last = cl;
+    q->kdt = s->kdt;
+    q->precision = x->precision;
+    q->act = s->act;
+    q->alpha = s->alpha;
+    q->beta = s->beta;
+    q->has_bias = n->n_inputs > 2 && in[2];
+    q->has_z = s->has_z;
+    s->prob_ok = true;
+  }
   bool has_b = n->n_inputs > 2 && in[2];
   /* the fused call always takes a bias descriptor */
   infer_status st = descs_make(&s->d, x, dt, r, pad_l, wd, yd, pads, strides, dil, group,
@@ -444,7 +533,7 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n,
     if ((st = choose_algo(x, s, in, y_bytes > 0 ? y_bytes : 1)) != INFER_OK) goto fail;
     cudnnMathType_t math = CUDNN_DEFAULT_MATH;
     cudnnGetConvolutionMathType(s->d.conv, &math);
-    int64_t v[4] = {s->algo, math, (int64_t)s->algo_ws, s->use_fused};
+    int64_t v[4] = {s->algo, math, (int64_t)s->algo_ws, variant_code(s)};
     algo_cache_put(x->algo_cache, key, v);
   }
   if (s->explicit_pad) {
@@ -452,7 +541,7 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n,
     for (int i = 0; i < r; i++) cnt *= s->padded_dims[i];
     s->padded_bytes = (cnt * (int64_t)infer_dtype_size(X->dtype) + 255) / 256 * 256;
   }
-  *ws_bytes = s->padded_bytes + (int64_t)s->algo_ws;
+  *ws_bytes = s->padded_bytes + (s->alt ? s->alt_ws : (int64_t)s->algo_ws);
   return INFER_OK;
 fail:
   conv_release(s);
@@ -487,6 +576,7 @@ static infer_status cuda_conv_run(const cuda_exec *x, const node *n, const void 
   const conv_descs *d = &s->d;
   const void *bias = n->n_inputs > 2 && in[2] ? in[2]->data : NULL;
   const void *z = s->has_z ? in[3]->data : NULL;
+  if (s->alt) return s->alt->run(x, s->alt_state, src, in[1]->data, bias, z, out[0]->data, ws);
   if (s->use_fused) {
     CUDNN_TRY(cudnnConvolutionBiasActivationForward(
         x->cudnn, DESCS_ONE(d), d->x, src, d->w, in[1]->data, d->conv, s->algo,

@@ -1,0 +1,43 @@
+/* conv_alt.h: other implementations of one 2-D FusedConv than cuDNN's legacy API
+ * (ops/cuda/cuda_conv.c), which times each against its own choice at build and keeps
+ * the fastest. Each lives in its own file and says in prepare what it takes. */
+#ifndef INFER_CONV_ALT_H
+#define INFER_CONV_ALT_H
+
+#include <stdbool.h>
+
+#include "../cuda_op.h"
+
+/* One 2-D convolution with its epilogue y = act(conv(x, w) + bias + z). Sizes are
+ * logical (N, C, H, W whatever the layout); pads are symmetric (asymmetric ones were
+ * applied by a pad kernel before, and h, w are then the padded sizes). */
+typedef struct conv_problem {
+  int n, c, h, w;      /* input */
+  int k, r, s;         /* filters: count, kernel height, width */
+  int group;
+  int out_h, out_w;
+  int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
+  bool channels_last;  /* x, y, z N x H x W x C and w K x R x S x C/g; else NCHW, K x C/g x R x S */
+  int kdt;             /* K_F16 or K_F32 (kernels/k_dtype.h) */
+  infer_precision precision;
+  int act;             /* conv_act (ops/conv_fused.h) */
+  float alpha, beta;
+  bool has_bias, has_z;
+} conv_problem;
+
+typedef struct conv_alt {
+  const char *name;
+  /* Build time: INFER_ERR_UNSUPPORTED when it does not take p (the caller then
+   * ignores it); may create descriptors and search. *ws_bytes: scratch its run needs. */
+  infer_status (*prepare)(const cuda_exec *x, const conv_problem *p, void **state,
+                          int64_t *ws_bytes);
+  /* Enqueues on x->stream only. bias and z are NULL when absent; ws has ws_bytes. */
+  infer_status (*run)(const cuda_exec *x, const void *state, const void *in, const void *w,
+                      const void *bias, const void *z, void *y, void *ws);
+  void (*release)(void *state);
+} conv_alt;
+
+/* The alternatives, NULL-terminated (ops/cuda/conv_alts.c). */
+extern const conv_alt *const conv_alts[];
+
+#endif
