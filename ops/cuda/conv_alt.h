@@ -23,6 +23,7 @@ typedef struct conv_problem {
   int act;             /* conv_act (ops/conv_fused.h) */
   float alpha, beta;
   bool has_bias, has_z;
+  const void *bias_dev; /* the bias's device address when it is a weight (fixed at build) */
 } conv_problem;
 
 typedef struct conv_alt {

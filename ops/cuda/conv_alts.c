@@ -2,4 +2,8 @@
  * times against cuDNN's legacy API at build. */
 #include "conv_alt.h"
 
-const conv_alt *const conv_alts[] = {NULL};
+extern const conv_alt conv_alt_gemm_1x1; /* conv_gemm_1x1.c */
+
+const conv_alt *const conv_alts[] = {
+    &conv_alt_gemm_1x1,
+    NULL};

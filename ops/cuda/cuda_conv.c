@@ -491,6 +491,7 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n,
     q->alpha = s->alpha;
     q->beta = s->beta;
     q->has_bias = n->n_inputs > 2 && in[2];
+    q->bias_dev = q->has_bias ? in[2]->data : NULL;
     q->has_z = s->has_z;
     s->prob_ok = true;
   }
