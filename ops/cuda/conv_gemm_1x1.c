@@ -1,12 +1,14 @@
 /* conv_gemm_1x1.c: a pointwise (1x1, stride 1, unpadded, ungrouped) channels-last
  * convolution is one GEMM: Y[NHW x K] = X[NHW x C] * W[K x C]^T, and cuBLASLt's
  * epilogue adds the bias, the residual (as its C matrix, beta = 1) and ReLU in the
- * same kernel. Two thirds of ResNet-50's convolutions are pointwise. Taken for fp16
- * with no activation or ReLU; cuda_conv.c keeps it only where it times faster. */
+ * same kernel. Two thirds of ResNet-50's convolutions are pointwise. Other activations
+ * (MobileNet's ReLU6) follow as one pass of the epilogue kernel. fp16 only;
+ * cuda_conv.c keeps it only where it times faster. */
 #include <cublasLt.h>
 #include <stdlib.h>
 
 #include "../../engine/cuda/cuda_check.h"
+#include "../../kernels/conv_epilogue.h"
 #include "../../kernels/k_dtype.h"
 #include "conv_alt.h"
 
@@ -17,6 +19,9 @@ typedef struct gemm_1x1 {
   cublasLtMatmulAlgo_t algo;
   size_t ws;
   bool has_z;
+  int post_act; /* an activation cuBLASLt has no epilogue for, applied after */
+  float alpha, beta;
+  int64_t count, channels;
 } gemm_1x1;
 
 static void g1_release(void *p) {
@@ -45,19 +50,25 @@ static infer_status g1_prepare(const cuda_exec *x, const conv_problem *p, void *
   (void)x;
   if (!p->channels_last || p->kdt != K_F16 || p->r != 1 || p->s != 1 || p->stride_h != 1 ||
       p->stride_w != 1 || p->pad_h || p->pad_w || p->group != 1 ||
-      (p->act != 0 && p->act != 1) || (p->has_bias && !p->bias_dev))
+      (p->has_bias && !p->bias_dev))
     return infer_fail(INFER_ERR_UNSUPPORTED, "1x1 GEMM: not a pointwise fp16 convolution");
   gemm_1x1 *g = calloc(1, sizeof *g);
   if (!g) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   g->has_z = p->has_z;
+  bool relu = p->act == 1;
+  g->post_act = p->act > 1 ? p->act : 0;
+  g->alpha = p->alpha;
+  g->beta = p->beta;
+  g->channels = p->k;
+  g->count = (int64_t)p->n * p->out_h * p->out_w * p->k;
   uint64_t rows = (uint64_t)p->n * (uint64_t)p->h * (uint64_t)p->w;
   LT_TRY(cublasLtCreate(&g->lt));
   LT_TRY(cublasLtMatmulDescCreate(&g->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   LT_TRY(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
   LT_TRY(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-  cublasLtEpilogue_t epi = p->has_bias ? (p->act ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-                                       : (p->act ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+  cublasLtEpilogue_t epi = p->has_bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                       : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
   LT_TRY(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
   if (p->has_bias) {
     /* a weight: its device address is fixed at build, so the shared descriptor holds it */
@@ -103,6 +114,9 @@ static infer_status g1_run(const cuda_exec *x, const void *state, const void *in
   CUBLAS_TRY(cublasLtMatmul(g->lt, g->op, &one, w, g->a, in, g->b, g->has_z ? &one : &zero,
                             g->has_z ? z : y, g->d, y, g->d, &g->algo, g->ws ? ws : NULL, g->ws,
                             (cudaStream_t)x->stream));
+  if (g->post_act)
+    CUDA_LAUNCH_TRY(k_conv_epilogue(K_F16, y, NULL, NULL, g->count, g->channels, 1, g->post_act,
+                                    g->alpha, g->beta, (cudaStream_t)x->stream));
   return INFER_OK;
 }
 
