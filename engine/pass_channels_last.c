@@ -7,11 +7,12 @@
  * W transposed to M x kH x kW x C/g once at build); unary elementwise ops; binary
  * elementwise ops whose other operand can be made channels-last (a same-shape value
  * through a Transpose, a constant transposed at build); Concat on the channel axis;
- * GlobalAveragePool (-> ReduceMean over H and W). Every other reader of a
- * channels-last value reads an NCHW copy made by one Transpose, and a converted node
- * never writes a graph output, so the graph's interface is unchanged. New nodes are
- * placed right after the producer of what they read; the node order stays
- * topological. */
+ * 2-D MaxPool (without Indices) and AveragePool (-> channels_last = 1);
+ * GlobalAveragePool / GlobalMaxPool (-> ReduceMean / ReduceMax over H and W). Every
+ * other reader of a channels-last value reads an NCHW copy made by one Transpose, and
+ * a converted node never writes a graph output, so the graph's interface is
+ * unchanged. New nodes are placed right after the producer of what they read; the
+ * node order stays topological. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,7 @@ static int add_transpose(cl_state *s, int v, const int *perm, const char *suffix
   tv->t.data = NULL;
   permute_dims(tv->t.dims, perm);
   tv->has_type = tv->shape_known = true;
+  tv->shape_dep = g->values[v].shape_dep; /* a flexible batch stays one (batch_rows.c) */
   tv->producer = i;
   int p_node = pass_producer(g, v);
   s->key[i] = p_node >= 0 ? p_node + 0.5 : -1.0;
@@ -304,7 +306,15 @@ static infer_status visit(cl_state *s, int i) {
       return INFER_OK;
     }
   }
-  if (any_cl && y_ok && pass_node_is(n, "GlobalAveragePool")) {
+  if (any_cl && y_ok && (pass_node_is(n, "MaxPool") || pass_node_is(n, "AveragePool")) &&
+      s->is_cl[n->inputs[0]] && is_4d_float(g, n->inputs[0])) {
+    TRY(pass_set_attr_int(n, "channels_last", 1));
+    TRY(pass_reparse(n));
+    output_cl(s, i);
+    return INFER_OK;
+  }
+  bool gap = pass_node_is(n, "GlobalAveragePool"), gmp = !gap && pass_node_is(n, "GlobalMaxPool");
+  if (any_cl && y_ok && (gap || gmp) && s->is_cl[n->inputs[0]]) {
     int in = n->inputs[0];
     attr *a = calloc(2, sizeof(attr));
     OOM_IF(!a);
@@ -323,7 +333,7 @@ static infer_status visit(cl_state *s, int i) {
     }
     a[0].ints[0] = 1;
     a[0].ints[1] = 2;
-    TRY(pass_rewrite_node(g, i, "", "ReduceMean", 13, &in, 1, a, 2));
+    TRY(pass_rewrite_node(g, i, "", gap ? "ReduceMean" : "ReduceMax", 13, &in, 1, a, 2));
     output_cl(s, i);
     return INFER_OK;
   }

@@ -1,6 +1,13 @@
 // pool.cu: MaxPool, AveragePool (one thread per output, window clipped to the input
 // once per output, as ops/pool.c) and LRN (one thread per element). Index math in
 // 32 bits when the tensors are small enough, else 64.
+//
+// Channels-last (N x H x W x C) 2-D MaxPool / AveragePool, as the to-channels-last
+// pass writes them: one thread per output pixel and group of V adjacent channels, the
+// channel group varying fastest, so the threads of a warp read whole pixels with
+// vector loads of V elements (16 bytes: 8 halfs, 4 floats, when C and the pointers
+// allow; else 8, 4 or 2 bytes, or one element). Accumulation and the window / divisor
+// arithmetic are the NCHW kernels', tap for tap, so the results are the same bits.
 #include "k_reduce.cuh"
 #include "pool.h"
 
@@ -164,6 +171,111 @@ cudaError_t avgpool_go(const k_pool_geom *g, int64_t planes, const void *x, void
   return cudaGetLastError();
 }
 
+// V elements of T as one aligned load or store.
+template <typename T, int V>
+struct alignas(sizeof(T) * V) p_vec {
+  T v[V];
+};
+
+// Output i (pixel (b, oh, ow), channels [c0, c0 + V)) of a channels-last 2-D pool;
+// the geometry's dim 0 is the size-1 dummy. MAX: MaxPool (the first maximum, the
+// lowest value for a window with no input), else AveragePool.
+template <bool MAX, typename T, typename A, int V, typename I>
+__global__ void pool_nhwc_kernel(k_pool_geom g, I total, I cv, const T *__restrict__ x,
+                                 T *__restrict__ y, bool include_pad, A lowest) {
+  const I IH = (I)g.in[1], IW = (I)g.in[2], OH = (I)g.out[1], OW = (I)g.out[2];
+  const I sh = (I)g.s[1], sw = (I)g.s[2], dh = (I)g.d[1], dw = (I)g.d[2];
+  const I kh_ = (I)g.k[1], kw_ = (I)g.k[2];
+  const I C = cv * V;
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
+    I t = i / cv;
+    const I c0 = (i - t * cv) * V;
+    const I ow = t % OW;
+    t /= OW;
+    const I oh = t % OH;
+    const I b = t / OH;
+    const I h0 = oh * sh - (I)g.pb[1], w0 = ow * sw - (I)g.pb[2];
+    I hlo, hhi, wlo, whi;
+    p_range<I>(h0, dh, IH, kh_, hlo, hhi);
+    p_range<I>(w0, dw, IW, kw_, wlo, whi);
+    const T *xb = x + b * IH * IW * C + c0;
+    A acc[V];
+#pragma unroll
+    for (int v = 0; v < V; v++) acc[v] = MAX ? lowest : (A)0;
+    bool first = true;
+    for (I kh = hlo; kh < hhi; kh++) {
+      const T *xr = xb + (h0 + kh * dh) * IW * C;
+      for (I kw = wlo; kw < whi; kw++) {
+        const p_vec<T, V> u = *reinterpret_cast<const p_vec<T, V> *>(xr + (w0 + kw * dw) * C);
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+          const A a = k_load_as<A>(u.v[v]);
+          if constexpr (MAX) {
+            if (first || a > acc[v]) acc[v] = a;
+          } else {
+            acc[v] += a;
+          }
+        }
+        first = false;
+      }
+    }
+    p_vec<T, V> o;
+    if constexpr (MAX) {
+#pragma unroll
+      for (int v = 0; v < V; v++) o.v[v] = k_store_as<T, A>(acc[v]);
+    } else {
+      I cnt;
+      if (include_pad) {
+        I b0, b1, c0_, c1;
+        p_range<I>(h0 + (I)g.pb[1], dh, IH + (I)g.pb[1] + (I)g.pe[1], kh_, b0, b1);
+        p_range<I>(w0 + (I)g.pb[2], dw, IW + (I)g.pb[2] + (I)g.pe[2], kw_, c0_, c1);
+        cnt = (b1 - b0) * (c1 - c0_);
+      } else {
+        cnt = (hhi - hlo) * (whi - wlo);
+      }
+#pragma unroll
+      for (int v = 0; v < V; v++) o.v[v] = k_store_as<T, A>(cnt > 0 ? acc[v] / (A)cnt : (A)0);
+    }
+    *reinterpret_cast<p_vec<T, V> *>(y + (int64_t)i * V) = o;
+  }
+}
+
+template <bool MAX, typename T, typename A, int V>
+cudaError_t pool_nhwc_launch(const k_pool_geom *g, int64_t n, int64_t c, const void *x, void *y,
+                             bool inc, A lowest, cudaStream_t s) {
+  const int64_t cv = c / V;
+  const int64_t total = n * g->out[1] * g->out[2] * cv;
+  const int64_t in_total = n * g->in[1] * g->in[2] * c;
+  const unsigned b = k_blocks(total, 256);
+  if (p_small(total * V, in_total + (g->pb[1] + g->pe[1] + g->pb[2] + g->pe[2]) * c))
+    pool_nhwc_kernel<MAX, T, A, V, int>
+        <<<b, 256, 0, s>>>(*g, (int)total, (int)cv, (const T *)x, (T *)y, inc, lowest);
+  else
+    pool_nhwc_kernel<MAX, T, A, V, int64_t>
+        <<<b, 256, 0, s>>>(*g, total, cv, (const T *)x, (T *)y, inc, lowest);
+  return cudaGetLastError();
+}
+
+// The widest V (up to 16 bytes) that divides C and keeps x and y aligned.
+template <bool MAX, typename T, typename A>
+cudaError_t pool_nhwc_go(const k_pool_geom *g, int64_t n, int64_t c, const void *x, void *y,
+                         bool inc, A lowest, cudaStream_t s) {
+  if (n <= 0 || c <= 0 || g->out[1] <= 0 || g->out[2] <= 0) return cudaSuccess;
+  if (g->in[0] != 1 || g->out[0] != 1 || g->k[0] != 1) return cudaErrorInvalidValue;
+  constexpr int VMAX = (int)(16 / sizeof(T));
+  const uintptr_t addr = (uintptr_t)x | (uintptr_t)y;
+  int v = VMAX;
+  while (v > 1 && (c % v != 0 || addr % ((uintptr_t)v * sizeof(T)) != 0)) v /= 2;
+  if constexpr (VMAX >= 8) {
+    if (v == 8) return pool_nhwc_launch<MAX, T, A, 8>(g, n, c, x, y, inc, lowest, s);
+  }
+  if constexpr (VMAX >= 4) {
+    if (v == 4) return pool_nhwc_launch<MAX, T, A, 4>(g, n, c, x, y, inc, lowest, s);
+  }
+  if (v == 2) return pool_nhwc_launch<MAX, T, A, 2>(g, n, c, x, y, inc, lowest, s);
+  return pool_nhwc_launch<MAX, T, A, 1>(g, n, c, x, y, inc, lowest, s);
+}
+
 template <typename T, typename A>
 cudaError_t lrn_go(int64_t n, int64_t c, int64_t s, int64_t size, float alpha, float beta,
                    float bias, const void *x, void *y, cudaStream_t st) {
@@ -201,6 +313,33 @@ extern "C" cudaError_t k_avgpool(int dtype, const k_pool_geom *g, int64_t planes
     case K_F16: return avgpool_go<__half, float>(g, planes, x, y, inc, stream);
     case K_BF16: return avgpool_go<__nv_bfloat16, float>(g, planes, x, y, inc, stream);
     case K_F64: return avgpool_go<double, double>(g, planes, x, y, inc, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+extern "C" cudaError_t k_maxpool_nhwc(int dtype, const k_pool_geom *g, int64_t n, int64_t c,
+                                      const void *x, void *y, cudaStream_t stream) {
+  switch (dtype) {
+    case K_F32: return pool_nhwc_go<true, float, float>(g, n, c, x, y, false, -INFINITY, stream);
+    case K_F16: return pool_nhwc_go<true, __half, float>(g, n, c, x, y, false, -INFINITY, stream);
+    case K_BF16:
+      return pool_nhwc_go<true, __nv_bfloat16, float>(g, n, c, x, y, false, -INFINITY, stream);
+    case K_F64:
+      return pool_nhwc_go<true, double, double>(g, n, c, x, y, false, -INFINITY, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+extern "C" cudaError_t k_avgpool_nhwc(int dtype, const k_pool_geom *g, int64_t n, int64_t c,
+                                      const void *x, void *y, int include_pad,
+                                      cudaStream_t stream) {
+  const bool inc = include_pad != 0;
+  switch (dtype) {
+    case K_F32: return pool_nhwc_go<false, float, float>(g, n, c, x, y, inc, 0.0f, stream);
+    case K_F16: return pool_nhwc_go<false, __half, float>(g, n, c, x, y, inc, 0.0f, stream);
+    case K_BF16:
+      return pool_nhwc_go<false, __nv_bfloat16, float>(g, n, c, x, y, inc, 0.0f, stream);
+    case K_F64: return pool_nhwc_go<false, double, double>(g, n, c, x, y, inc, 0.0, stream);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -32,6 +32,16 @@ cudaError_t k_maxpool(int dtype, const k_pool_geom *g, int64_t planes, const voi
 cudaError_t k_avgpool(int dtype, const k_pool_geom *g, int64_t planes, const void *x, void *y,
                       int include_pad, cudaStream_t stream);
 
+/* Channels-last 2-D pooling: x is N x H x W x C, y N x OH x OW x C; g as above with
+ * dim 0 the size-1 dummy (in, out and k 1), H and W in dims 1 and 2. MaxPool (no
+ * Indices; the lowest value for a window with no input) and AveragePool with the
+ * semantics above. Channels are read V at a time, V the widest of 16, 8, 4, 2 bytes
+ * that divides C with x and y aligned to it. float32/16, bfloat16, float64. */
+cudaError_t k_maxpool_nhwc(int dtype, const k_pool_geom *g, int64_t n, int64_t c, const void *x,
+                           void *y, cudaStream_t stream);
+cudaError_t k_avgpool_nhwc(int dtype, const k_pool_geom *g, int64_t n, int64_t c, const void *x,
+                           void *y, int include_pad, cudaStream_t stream);
+
 /* LRN across channels of x (N x C x S):
  * y = x / (bias + alpha/size * sum of x^2 over [c - (size-1)/2, c + size-1-(size-1)/2])^beta.
  * float32/16, bfloat16, float64. */

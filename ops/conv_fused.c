@@ -62,34 +62,15 @@ static infer_status fused_parse(const node *n, void **params) {
  * pass with INFER_CHANNELS_LAST=1), not a fast path: the data is transposed to NCHW,
  * convolved, and written back channels-last. ---- */
 
-/* dst = src permuted: dst dim i is src dim perm[i] (4-D, any element size). */
-static void permute4(const void *src, const int64_t *sd, const int *perm, void *dst, size_t es) {
-  int64_t dd[4], sst[4], dst_st[4];
-  for (int i = 0; i < 4; i++) dd[i] = sd[perm[i]];
-  dims_strides(4, sd, sst);
-  dims_strides(4, dd, dst_st);
-  int64_t n = dims_count(4, dd);
-  for (int64_t o = 0; o < n; o++) {
-    int64_t rem = o, off = 0;
-    for (int i = 0; i < 4; i++) {
-      off += rem / dst_st[i] * sst[perm[i]];
-      rem %= dst_st[i];
-    }
-    memcpy((char *)dst + o * (int64_t)es, (const char *)src + off * (int64_t)es, es);
-  }
-}
-
-static const int to_nchw[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
-
 /* NCHW views of X, W (and Y) of a channels-last node, data unset. */
 static void nchw_views(const tensor *const *in, const tensor *y, tensor *x, tensor *w, tensor *yn) {
   *x = *in[0];
   *w = *in[1];
   *yn = *y;
   for (int i = 0; i < 4; i++) {
-    x->dims[i] = in[0]->dims[to_nchw[i]];
-    w->dims[i] = in[1]->dims[to_nchw[i]];
-    yn->dims[i] = y->dims[to_nchw[i]];
+    x->dims[i] = in[0]->dims[perm_nhwc_to_nchw[i]];
+    w->dims[i] = in[1]->dims[perm_nhwc_to_nchw[i]];
+    yn->dims[i] = y->dims[perm_nhwc_to_nchw[i]];
   }
 }
 
@@ -118,24 +99,33 @@ static infer_status cl_run(const node *n, const void *params, const tensor *cons
   x.data = ws_take(&cur, dims_count(4, x.dims), (int64_t)es);
   w.data = ws_take(&cur, dims_count(4, w.dims), (int64_t)es);
   y.data = ws_take(&cur, dims_count(4, y.dims), (int64_t)es);
-  permute4(in[0]->data, in[0]->dims, to_nchw, x.data, es);
-  permute4(in[1]->data, in[1]->dims, to_nchw, w.data, es);
+  permute4(in[0]->data, in[0]->dims, perm_nhwc_to_nchw, x.data, es);
+  permute4(in[1]->data, in[1]->dims, perm_nhwc_to_nchw, w.data, es);
   const tensor *ins[3] = {&x, &w, n->n_inputs > 2 ? in[2] : NULL};
   tensor *outs[1] = {&y};
   TRY(conv_run(n, params, ins, outs, cur));
-  permute4(y.data, y.dims, to_nhwc, out[0]->data, es);
+  permute4(y.data, y.dims, perm_nchw_to_nhwc, out[0]->data, es);
   return INFER_OK;
 }
 
 static infer_status fused_infer(const node *n, const void *params, const tensor *const *in,
                                 tensor *const *out) {
   const fused_conv_params *p = params;
-  if (p->channels_last) { /* written by the pass, which sets the shapes itself */
+  if (p->channels_last) {
+    /* Conv's shape rule on NCHW views (also re-run per batch by flexible-batch runs) */
     if (in[0]->rank != 4 || in[1]->rank != 4)
       return infer_fail(INFER_ERR_INVALID_MODEL, "FusedConv: channels_last needs 4-D X and W");
-    return out[0]->rank == 4 ? INFER_OK : OP_NEEDS_DATA;
+    tensor x, w, y;
+    nchw_views(in, in[0], &x, &w, &y);
+    const tensor *ins[3] = {&x, &w, n->n_inputs > 2 ? in[2] : NULL};
+    tensor *outs[1] = {&y};
+    TRY(conv_infer(n, params, ins, outs));
+    out[0]->dtype = y.dtype;
+    out[0]->rank = 4;
+    for (int i = 0; i < 4; i++) out[0]->dims[i] = y.dims[perm_nchw_to_nhwc[i]];
+  } else {
+    TRY(conv_infer(n, params, in, out));
   }
-  TRY(conv_infer(n, params, in, out));
   const tensor *z = n->n_inputs > 3 ? in[3] : NULL, *y = out[0];
   char s1[96], s2[96];
   if (z && (z->dtype != y->dtype || z->rank != y->rank ||

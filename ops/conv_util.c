@@ -274,3 +274,21 @@ void *ws_take(char **cursor, int64_t count, int64_t elem) {
   *cursor += ((count * elem + 63) & ~(int64_t)63);
   return p;
 }
+
+const int perm_nhwc_to_nchw[4] = {0, 3, 1, 2}, perm_nchw_to_nhwc[4] = {0, 2, 3, 1};
+
+void permute4(const void *src, const int64_t *sd, const int *perm, void *dst, size_t es) {
+  int64_t dd[4], sst[4], dst_st[4];
+  for (int i = 0; i < 4; i++) dd[i] = sd[perm[i]];
+  dims_strides(4, sd, sst);
+  dims_strides(4, dd, dst_st);
+  int64_t n = dims_count(4, dd);
+  for (int64_t o = 0; o < n; o++) {
+    int64_t rem = o, off = 0;
+    for (int i = 0; i < 4; i++) {
+      off += rem / dst_st[i] * sst[perm[i]];
+      rem %= dst_st[i];
+    }
+    memcpy((char *)dst + o * (int64_t)es, (const char *)src + off * (int64_t)es, es);
+  }
+}

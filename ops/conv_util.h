@@ -80,6 +80,12 @@ void ref_dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, doub
 void stage_to_f32(const void *src, infer_dtype dt, int64_t count, float *dst);
 void stage_from_f32(const float *src, infer_dtype dt, int64_t count, void *dst);
 
+/* dst = src permuted: dst dim i is src dim perm[i] (4-D, elements of `es` bytes).
+ * The channels-last reference paths (an op with channels_last = 1 on the CPU) use it
+ * with perm_nhwc_to_nchw / perm_nchw_to_nhwc. */
+void permute4(const void *src, const int64_t *sd, const int *perm, void *dst, size_t es);
+extern const int perm_nhwc_to_nchw[4], perm_nchw_to_nhwc[4];
+
 /* Workspace arithmetic: bytes for `count` elements of `elem` bytes, added to *total;
  * false on overflow. Workspace pieces are 64-byte aligned. */
 bool ws_add(int64_t *total, int64_t count, int64_t elem);

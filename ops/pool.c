@@ -1,6 +1,12 @@
 /* pool.c: MaxPool (with optional Indices), AveragePool, GlobalAveragePool,
  * GlobalMaxPool and LRN, for 1-D to 3-D spatial inputs.
  *
+ * MaxPool and AveragePool take an internal attribute channels_last (default 0),
+ * written by the to-channels-last pass (engine/pass_channels_last.c): X and Y are
+ * then N x H x W x C (2-D pooling only; MaxPool without Indices). On the CPU that is a
+ * reference path, not a fast one: X is permuted to NCHW in the workspace, pooled, and
+ * the result permuted back.
+ *
  * The window loops are written once as macros and instantiated per element type:
  * float32 reads directly; float16/bfloat16 convert on load/store; int8/uint8
  * (MaxPool) compare as integers; float64 in double. Windows are clipped to the
@@ -15,14 +21,16 @@
 
 typedef struct pool_params {
   win_attrs w;
-  int64_t ceil_mode, count_include_pad, storage_order;
+  int64_t ceil_mode, count_include_pad, storage_order, channels_last;
 } pool_params;
 
+/* channels_last: internal, see above */
 static const char *const maxpool_attr_names[] = {
-    "auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides", NULL};
+    "auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides",
+    "channels_last", NULL};
 static const char *const avgpool_attr_names[] = {
-    "auto_pad",     "ceil_mode", "count_include_pad", "dilations",
-    "kernel_shape", "pads",      "strides",           NULL};
+    "auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides",
+    "channels_last", NULL};
 
 static infer_status pool_parse_common(const node *n, const char *op, void **params) {
   pool_params *p = calloc(1, sizeof *p);
@@ -33,6 +41,7 @@ static infer_status pool_parse_common(const node *n, const char *op, void **para
   if (s == INFER_OK) s = attr_get_int(n, "ceil_mode", 0, &p->ceil_mode);
   if (s == INFER_OK) s = attr_get_int(n, "count_include_pad", 0, &p->count_include_pad);
   if (s == INFER_OK) s = attr_get_int(n, "storage_order", 0, &p->storage_order);
+  if (s == INFER_OK) s = attr_get_int(n, "channels_last", 0, &p->channels_last);
   if (s == INFER_OK && (p->ceil_mode < 0 || p->ceil_mode > 1))
     s = infer_fail(INFER_ERR_INVALID_MODEL, "%s: ceil_mode = %lld must be 0 or 1", op,
                    (long long)p->ceil_mode);
@@ -42,6 +51,9 @@ static infer_status pool_parse_common(const node *n, const char *op, void **para
   if (s == INFER_OK && (p->storage_order < 0 || p->storage_order > 1))
     s = infer_fail(INFER_ERR_INVALID_MODEL, "%s: storage_order = %lld must be 0 or 1", op,
                    (long long)p->storage_order);
+  if (s == INFER_OK && (p->channels_last < 0 || p->channels_last > 1))
+    s = infer_fail(INFER_ERR_INVALID_MODEL, "%s: channels_last = %lld must be 0 or 1", op,
+                   (long long)p->channels_last);
   if (s != INFER_OK) {
     free(p);
     return s;
@@ -102,13 +114,66 @@ static infer_status pool_infer_common(const char *op, const pool_params *p, bool
   return INFER_OK;
 }
 
+/* ---- channels_last = 1 ---------------------------------------------------------- */
+
+/* t with its dims permuted (data and the rest unchanged). */
+static void permuted_view(const tensor *t, const int *perm, tensor *v) {
+  *v = *t;
+  for (int i = 0; i < 4; i++) v->dims[i] = t->dims[perm[i]];
+}
+
+/* What channels_last = 1 supports: 4-D X (2-D pooling), no Indices output. */
+static infer_status cl_check(const char *op, const node *n, const tensor *x) {
+  char sb[96];
+  if (x->rank != 4)
+    return infer_fail(INFER_ERR_UNSUPPORTED,
+                      "%s: channels_last = 1 supports 2-D pooling only (4-D N x H x W x C "
+                      "input), the input is %s",
+                      op, dims_format(x->rank, x->dims, sb, sizeof sb));
+  if (n->n_outputs > 1 && n->outputs[1] >= 0)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s: channels_last = 1 has no Indices output", op);
+  return INFER_OK;
+}
+
+/* Shapes of the channels-last form: the NCHW inference on permuted dims. */
+static infer_status pool_infer_cl(const char *op, const pool_params *p, bool ints_ok,
+                                  const node *n, const tensor *const *in, tensor *const *out) {
+  TRY(cl_check(op, n, in[0]));
+  tensor xv, yv;
+  memset(&yv, 0, sizeof yv);
+  permuted_view(in[0], perm_nhwc_to_nchw, &xv);
+  const tensor *ins[1] = {&xv};
+  tensor *outs[1] = {&yv};
+  TRY(pool_infer_common(op, p, ints_ok, ins, outs, 1));
+  tensor *y = out[0];
+  y->dtype = yv.dtype;
+  y->rank = 4;
+  for (int i = 0; i < 4; i++) y->dims[i] = yv.dims[perm_nchw_to_nhwc[i]];
+  return INFER_OK;
+}
+
 static infer_status maxpool_infer(const node *n, const void *params, const tensor *const *in,
                                   tensor *const *out) {
+  const pool_params *p = params;
+  if (p->channels_last) return pool_infer_cl("MaxPool", p, true, n, in, out);
   return pool_infer_common("MaxPool", params, true, in, out, n->n_outputs > 1 ? 2 : 1);
 }
 static infer_status avgpool_infer(const node *n, const void *params, const tensor *const *in,
                                   tensor *const *out) {
+  const pool_params *p = params;
+  if (p->channels_last) return pool_infer_cl("AveragePool", p, false, n, in, out);
   return pool_infer_common("AveragePool", params, false, in, out, 1);
+}
+
+/* Workspace: NCHW copies of X and Y when channels-last, else none. */
+static int64_t pool_workspace(const node *n, const void *params, const tensor *const *in,
+                              tensor *const *out) {
+  const pool_params *p = params;
+  if (!p->channels_last) return 0;
+  int64_t total = 0, es = (int64_t)infer_dtype_size(in[0]->dtype);
+  ws_add(&total, dims_count(in[0]->rank, in[0]->dims), es);
+  ws_add(&total, dims_count(out[0]->rank, out[0]->dims), es);
+  return total;
 }
 
 #define F32_LOAD(v) (v)
@@ -218,8 +283,8 @@ DEFINE_AVGPOOL(avgpool_f64, double, double, ID_LOAD, ID_STORE)
 DEFINE_AVGPOOL(avgpool_f16, uint16_t, float, F16_LOAD, F16_STORE)
 DEFINE_AVGPOOL(avgpool_bf16, uint16_t, float, BF16_LOAD, BF16_STORE)
 
-static infer_status maxpool_run(const node *n, const void *params, const tensor *const *in,
-                                tensor *const *out, void *ws) {
+static infer_status maxpool_run_nchw(const node *n, const void *params, const tensor *const *in,
+                                     tensor *const *out, void *ws) {
   const pool_params *p = params;
   const tensor *x = in[0];
   win_geom g;
@@ -254,8 +319,8 @@ static infer_status maxpool_run(const node *n, const void *params, const tensor 
   return INFER_OK;
 }
 
-static infer_status avgpool_run(const node *n, const void *params, const tensor *const *in,
-                                tensor *const *out, void *ws) {
+static infer_status avgpool_run_nchw(const node *n, const void *params, const tensor *const *in,
+                                     tensor *const *out, void *ws) {
   const pool_params *p = params;
   const tensor *x = in[0];
   win_geom g;
@@ -281,6 +346,46 @@ static infer_status avgpool_run(const node *n, const void *params, const tensor 
                         infer_dtype_name(x->dtype));
   }
   return INFER_OK;
+}
+
+typedef infer_status (*pool_run_fn)(const node *, const void *, const tensor *const *,
+                                    tensor *const *, void *);
+
+/* channels_last = 1: X permuted to NCHW in the workspace, pooled, Y permuted back. */
+static infer_status pool_run_cl(const char *op, pool_run_fn run, const node *n,
+                                const void *params, const tensor *const *in, tensor *const *out,
+                                void *ws) {
+  TRY(cl_check(op, n, in[0]));
+  if (out[0]->rank != 4)
+    return infer_fail(INFER_ERR_INTERNAL, "%s: channels_last = 1 needs a 4-D output", op);
+  tensor xv, yv;
+  permuted_view(in[0], perm_nhwc_to_nchw, &xv);
+  permuted_view(out[0], perm_nhwc_to_nchw, &yv);
+  int64_t es = (int64_t)infer_dtype_size(xv.dtype);
+  char *cur = ws;
+  xv.data = ws_take(&cur, dims_count(4, xv.dims), es);
+  yv.data = ws_take(&cur, dims_count(4, yv.dims), es);
+  permute4(in[0]->data, in[0]->dims, perm_nhwc_to_nchw, xv.data, (size_t)es);
+  const tensor *ins[1] = {&xv};
+  tensor *outs[2] = {&yv, NULL};
+  TRY(run(n, params, ins, outs, cur));
+  permute4(yv.data, yv.dims, perm_nchw_to_nhwc, out[0]->data, (size_t)es);
+  return INFER_OK;
+}
+
+static infer_status maxpool_run(const node *n, const void *params, const tensor *const *in,
+                                tensor *const *out, void *ws) {
+  const pool_params *p = params;
+  if (p->channels_last) return pool_run_cl("MaxPool", maxpool_run_nchw, n, params, in, out, ws);
+  return maxpool_run_nchw(n, params, in, out, ws);
+}
+
+static infer_status avgpool_run(const node *n, const void *params, const tensor *const *in,
+                                tensor *const *out, void *ws) {
+  const pool_params *p = params;
+  if (p->channels_last)
+    return pool_run_cl("AveragePool", avgpool_run_nchw, n, params, in, out, ws);
+  return avgpool_run_nchw(n, params, in, out, ws);
 }
 
 /* ---- global pooling ------------------------------------------------------------- */
@@ -445,7 +550,8 @@ const op_desc op_maxpool = {.name = "MaxPool",
                             .attrs = maxpool_attr_names,
                             .parse = maxpool_parse,
                             .infer = maxpool_infer,
-                            .run = maxpool_run};
+                            .run = maxpool_run,
+                            .workspace = pool_workspace};
 
 const op_desc op_averagepool = {.name = "AveragePool",
                                 .domain = "",
@@ -458,7 +564,8 @@ const op_desc op_averagepool = {.name = "AveragePool",
                                 .attrs = avgpool_attr_names,
                                 .parse = avgpool_parse,
                                 .infer = avgpool_infer,
-                                .run = avgpool_run};
+                                .run = avgpool_run,
+                                .workspace = pool_workspace};
 
 const op_desc op_global_average_pool = {.name = "GlobalAveragePool",
                                         .domain = "",

@@ -1,7 +1,9 @@
 /* cuda_pool.c: MaxPool (with the optional Indices output), AveragePool,
  * GlobalAveragePool, GlobalMaxPool and LRN on the GPU. Window geometry comes from
  * ops/conv_util.h at prepare time, exactly as the CPU op computes it; the kernels
- * are in kernels/pool.cu (global pooling is a row reduction, kernels/reduce.cu). */
+ * are in kernels/pool.cu (global pooling is a row reduction, kernels/reduce.cu).
+ * MaxPool / AveragePool with channels_last = 1 (written by the to-channels-last
+ * pass; X and Y N x H x W x C, 2-D, no Indices) run the channels-last kernels. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +17,8 @@ typedef struct pool_state {
   k_pool_geom g;
   int64_t planes;
   int col_major, include_pad;
+  bool channels_last;
+  int64_t n, c; /* channels_last: batch and channels */
 } pool_state;
 
 static bool pool_dtype_ok(infer_dtype dt, bool is_max) {
@@ -35,6 +39,21 @@ static infer_status pool_prepare(const char *op, bool is_max, const node *n,
   if (!pool_dtype_ok(x->dtype, is_max))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", op,
                       infer_dtype_name(x->dtype));
+  int64_t cl = 0;
+  TRY(attr_get_int(n, "channels_last", 0, &cl));
+  if (cl) {
+    if (x->rank != 4 || out[0]->rank != 4)
+      return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: channels_last = 1 supports 2-D "
+                        "pooling only (4-D N x H x W x C data)", op);
+    if (!dtype_is_float(x->dtype))
+      return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: channels_last = 1 with dtype %s "
+                        "is not supported", op, infer_dtype_name(x->dtype));
+    if (n->n_outputs > 1 && out[1])
+      return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: channels_last = 1 has no Indices "
+                        "output", op);
+  }
+  /* spatial dims of X and Y: after N, C (NCHW) or after N (channels-last) */
+  const int64_t *xsp = x->dims + (cl ? 1 : 2), *ysp = out[0]->dims + (cl ? 1 : 2);
   int nsp = x->rank - 2;
   if (nsp < 1 || nsp > WIN_MAX_SPATIAL)
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: %d spatial dims (supported: 1 to %d)",
@@ -52,12 +71,15 @@ static infer_status pool_prepare(const char *op, bool is_max, const node *n,
   else
     TRY(attr_get_int(n, "count_include_pad", 0, &include_pad));
   win_geom g;
-  TRY(win_geom_forward(&w, nsp, x->dims + 2, w.kernel, ceil_mode != 0, op, &g));
+  TRY(win_geom_forward(&w, nsp, xsp, w.kernel, ceil_mode != 0, op, &g));
   for (int i = 0; i < nsp; i++)
-    if (out[0]->dims[2 + i] != g.out[3 - nsp + i])
+    if (ysp[i] != g.out[3 - nsp + i])
       return infer_fail(INFER_ERR_INTERNAL,
-                        "%s on the GPU: output dim %d is %lld, the geometry gives %lld", op, 2 + i,
-                        (long long)out[0]->dims[2 + i], (long long)g.out[3 - nsp + i]);
+                        "%s on the GPU: output spatial dim %d is %lld, the geometry gives %lld",
+                        op, i, (long long)ysp[i], (long long)g.out[3 - nsp + i]);
+  if (cl && (out[0]->dims[0] != x->dims[0] || out[0]->dims[3] != x->dims[3]))
+    return infer_fail(INFER_ERR_INTERNAL, "%s on the GPU: channels-last output N or C differs "
+                      "from the input's", op);
   pool_state *s = calloc(1, sizeof *s);
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   for (int j = 0; j < 3; j++) {
@@ -69,7 +91,10 @@ static infer_status pool_prepare(const char *op, bool is_max, const node *n,
     s->g.pe[j] = g.pe[j];
     s->g.out[j] = g.out[j];
   }
-  s->planes = x->dims[0] * x->dims[1];
+  s->channels_last = cl != 0;
+  s->n = x->dims[0];
+  s->c = cl ? x->dims[3] : x->dims[1];
+  s->planes = s->n * s->c;
   s->col_major = storage_order == 1;
   s->include_pad = include_pad != 0;
   *state = s;
@@ -87,6 +112,11 @@ static infer_status maxpool_prepare(const cuda_exec *x, const node *n, const voi
 static infer_status maxpool_run(const cuda_exec *x, const node *n, const void *params,
                                 const void *state, const tensor *const *in, tensor *const *out) {
   const pool_state *s = state;
+  if (s->channels_last) {
+    CUDA_LAUNCH_TRY(k_maxpool_nhwc((int)in[0]->dtype, &s->g, s->n, s->c, in[0]->data,
+                                   out[0]->data, (cudaStream_t)x->stream));
+    return INFER_OK;
+  }
   int64_t *idx = (n->n_outputs > 1 && out[1]) ? out[1]->data : NULL;
   CUDA_LAUNCH_TRY(k_maxpool((int)in[0]->dtype, &s->g, s->planes, in[0]->data, out[0]->data, idx,
                             s->col_major, (cudaStream_t)x->stream));
@@ -102,6 +132,11 @@ static infer_status avgpool_prepare(const cuda_exec *x, const node *n, const voi
 static infer_status avgpool_run(const cuda_exec *x, const node *n, const void *params,
                                 const void *state, const tensor *const *in, tensor *const *out) {
   const pool_state *s = state;
+  if (s->channels_last) {
+    CUDA_LAUNCH_TRY(k_avgpool_nhwc((int)in[0]->dtype, &s->g, s->n, s->c, in[0]->data,
+                                   out[0]->data, s->include_pad, (cudaStream_t)x->stream));
+    return INFER_OK;
+  }
   CUDA_LAUNCH_TRY(k_avgpool((int)in[0]->dtype, &s->g, s->planes, in[0]->data, out[0]->data,
                             s->include_pad, (cudaStream_t)x->stream));
   return INFER_OK;
