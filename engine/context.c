@@ -35,6 +35,7 @@ struct infer_context {
   bool ran;                  /* a run succeeded (GPU outputs are valid) */
   atomic_flag busy;          /* set while a run is in progress (misuse detection) */
   double cpu_ms;             /* host time of the last CPU run */
+  int64_t run_batch;         /* flexible batch: the batch the inputs were set with, or 0 */
   infer_step_profile *prof;  /* per step, when profiling */
 };
 
@@ -167,7 +168,18 @@ infer_status infer_context_set_input(infer_context *c, int index, const infer_te
     return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s': batch %lld is outside 1..%lld (the "
                       "engine was built for batch %lld; rebuild with a larger --batch)", v->name,
                       (long long)t->dims[0], (long long)v->t.dims[0], (long long)v->t.dims[0]);
-  if (flex) c->vals[g->inputs[index]].dims[0] = t->dims[0];
+#ifdef INFER_HAVE_CUDA
+  /* the GPU runs the build batch; a smaller one is its first rows (engine/batch_rows.c) */
+  if (flex && c->cuda && t->dims[0] != v->t.dims[0] && !c->e->rows_independent)
+    return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s': batch %lld, but this GPU engine "
+                      "runs only its build batch %lld: %s (rebuild with --batch %lld, or run "
+                      "on the CPU)", v->name, (long long)t->dims[0], (long long)v->t.dims[0],
+                      c->e->rows_why, (long long)t->dims[0]);
+#endif
+  if (flex) {
+    c->vals[g->inputs[index]].dims[0] = t->dims[0];
+    c->run_batch = t->dims[0];
+  }
   int64_t nb = tensor_nbytes(t);
   if (nb > 0 && !t->data)
     return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input '%s': data is NULL", v->name);
@@ -425,6 +437,9 @@ infer_status infer_context_get_output(infer_context *c, int index, infer_tensor 
                         g->values[g->outputs[index]].name);
     *out = g->values[g->outputs[index]].t;
     out->data = host;
+    /* a smaller run batch: the first rows of the build batch's output */
+    if (g->values[g->outputs[index]].shape_dep && c->run_batch > 0 && out->rank > 0)
+      out->dims[0] = c->run_batch;
     return INFER_OK;
   }
 #endif

@@ -105,9 +105,21 @@ static infer_status engine_build(infer_engine *e) {
   TRY(plan_graph(g, e->steps, e->n_steps, NULL, &e->mem, &e->buffer_of));
   for (int i = 0; i < g->n_inputs; i++)
     if (g->values[g->inputs[i]].shape_dep) e->max_batch = g->values[g->inputs[i]].t.dims[0];
-  if (e->max_batch > 0)
-    engine_log(o, "batch: runs take any batch from 1 to %lld (the plan is made for %lld)",
-               (long long)e->max_batch, (long long)e->max_batch);
+  if (e->max_batch > 0) {
+    e->rows_independent =
+        batch_rows_independent(g, e->steps, e->n_steps, e->rows_why, sizeof e->rows_why);
+    if (o->device != INFER_DEVICE_CUDA || e->rows_independent)
+      engine_log(o, "batch: runs take any batch from 1 to %lld (the plan is made for %lld)",
+                 (long long)e->max_batch, (long long)e->max_batch);
+    else
+      engine_log(o, "batch: GPU runs take only batch %lld", (long long)e->max_batch);
+    if (e->rows_independent)
+      engine_log(o, "batch: rows are computed independently (a GPU engine runs a smaller "
+                 "batch as the first rows of batch %lld)", (long long)e->max_batch);
+    else
+      engine_log(o, "batch: rows may mix: %s (a GPU engine runs only batch %lld)", e->rows_why,
+                 (long long)e->max_batch);
+  }
   TRY(engine_size_workspace(e));
   engine_log(o, "plan: %d steps, arena %lld bytes (naive sum of intermediates %lld bytes)",
              e->n_steps, (long long)e->mem.arena_bytes, (long long)e->mem.naive_bytes);
@@ -238,4 +250,7 @@ infer_status infer_engine_build_timing(const infer_engine *e, infer_build_timing
   return INFER_OK;
 }
 
-int64_t infer_engine_max_batch(const infer_engine *e) { return e ? e->max_batch : 0; }
+int64_t infer_engine_max_batch(const infer_engine *e) {
+  if (!e || (e->opts.device == INFER_DEVICE_CUDA && !e->rows_independent)) return 0;
+  return e->max_batch;
+}

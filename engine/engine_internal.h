@@ -42,6 +42,10 @@ struct infer_engine {
   plan mem;   /* offsets of intermediates in one arena */
   int64_t ws_bytes; /* CPU scratch of the largest static step */
   int64_t max_batch; /* > 0: inputs with a batch dim accept any batch up to it */
+  /* GPU engines run a smaller batch as the build batch's first rows, only when every
+   * row is computed from its own input rows (engine/batch_rows.c); else why not */
+  bool rows_independent;
+  char rows_why[320];
   infer_build_timing build_time;
   int *buffer_of; /* value id -> plan buffer index, -1 if not planned */
   struct cuda_engine *cuda; /* the CUDA backend's build, when device is cuda */
@@ -61,6 +65,10 @@ infer_status build_bind_inputs(graph *g, const struct infer_options *o);
 /* Shape inference with constant folding; sets *dynamic when some shapes wait
  * for run-time data. */
 infer_status pass_infer_and_fold(graph *g, bool *dynamic);
+/* Whether each batch row of every value comes from the same input rows only (see
+ * engine/batch_rows.c); when not, *why names the node. */
+bool batch_rows_independent(const graph *g, const int *steps, int n_steps, char *why,
+                            size_t cap);
 /* Marks nodes whose results nobody reads as removed; returns the count. */
 int pass_remove_dead(graph *g);
 int graph_live_nodes(const graph *g);

@@ -182,7 +182,11 @@ INFER_API infer_status infer_engine_output_info(const infer_engine *e, int index
 /* Largest batch a run takes when the engine was built with infer_options_set_batch
  * for a model with a symbolic batch dim: inputs with that dim then accept any
  * batch from 1 to it (all in one run the same), and outputs have the run's batch.
- * 0 when the engine runs only the shapes it was built for (CUDA engines, for now). */
+ * A CUDA engine computes all rows of the build batch and hands out the first ones,
+ * which needs every row computed from its own input rows only; for a model that
+ * may mix rows (e.g. it computes shapes from the batch size) it runs only the build
+ * batch, and this returns 0, as for engines that run only the shapes they were
+ * built for. --verbose says which and why. */
 INFER_API int64_t infer_engine_max_batch(const infer_engine *e);
 /* Index of the input/output called `name`, or -1. */
 INFER_API int infer_engine_input_index(const infer_engine *e, const char *name);

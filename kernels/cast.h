@@ -16,6 +16,11 @@ extern "C" {
 cudaError_t k_cast(int src_dtype, const void *src, int dst_dtype, void *dst, int64_t n,
                    cudaStream_t stream);
 
+/* The graph edge of fp16 channels-last engines in one pass: dst (half, N x H x W x C)
+ * = src (float, N x C x H x W) converted and transposed. */
+cudaError_t k_cast_f32_nchw_to_f16_nhwc(const float *src, void *dst, int64_t n, int64_t c,
+                                        int64_t hw, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

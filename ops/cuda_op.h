@@ -47,6 +47,8 @@ typedef struct cuda_op {
    * creating a cuDNN handle costs much more than most runs */
   unsigned needs;
   const char *domain; /* NULL: the default domain (ai.onnx) */
+  /* what runs a prepared step, for --profile (NULL: named after `needs`) */
+  const char *(*impl)(const void *state);
 } cuda_op;
 
 #define CUDA_NEEDS_CUDNN 1u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_server_test.sh SERVER_BIN CLIENT_BIN MODEL_DIR
+# run_server_test.sh SERVER_BIN CLIENT_BIN MODEL_DIR [DEVICE]
 #
 # End-to-end test of infer-server (tools/server) on MODEL_DIR/sample.onnx, loopback only:
 #   1. starts the server on 127.0.0.1 with --port 0 (the system picks a free port, the
@@ -15,27 +15,37 @@
 #   6. a second server with one worker, a queue of one and a 1 s delay per run:
 #      a burst of 6 simultaneous requests must give matching 200s and 503s (queue full);
 #      SIGINT while a request runs: that request is still answered, exit 0.
-# Skips (exit 77) when SERVER_BIN was not built (no libmicrohttpd/jansson) or curl is
-# missing. Prints one line per check and finally `server: N passed, M failed`.
+# DEVICE (default $SERVER_DEVICE, else cpu) is the server's --device: cpu, cuda or
+# cuda:N (CTest gpu_server runs it with cuda through tests/run_gpu.sh, which skips
+# without a GPU). Every check is the same on each device.
+# Skips (exit 77) when SERVER_BIN was not built (no libmicrohttpd/jansson), or when
+# neither curl nor python3 is there: without curl (the GPU host may lack it) a python3
+# stand-in for the few curl options used here takes its place (SERVER_TEST_NO_CURL=1
+# forces it). Prints one line per check and finally `server: N passed, M failed`.
 #
 # Environment:
 #   SERVER_WRAPPER="..."  run the server under a wrapper, e.g.
 #                         "valgrind -q --leak-check=full --error-exitcode=9"
 set -u
 
-if [ $# -ne 3 ]; then
-  echo "usage: $0 SERVER_BIN CLIENT_BIN MODEL_DIR" >&2
+if [ $# -ne 3 ] && [ $# -ne 4 ]; then
+  echo "usage: $0 SERVER_BIN CLIENT_BIN MODEL_DIR [cpu|cuda[:N]]" >&2
   exit 2
 fi
-server=$1 client=$2 models=$3
+server=$1 client=$2 models=$3 device=${4:-${SERVER_DEVICE:-cpu}}
 if [ ! -x "$server" ]; then
   echo "SKIP: $server not built (needs libmicrohttpd-dev and libjansson-dev)"
   exit 77
 fi
-if ! command -v curl >/dev/null; then
-  echo "SKIP: curl not found"
-  exit 77
+use_curl=1
+if [ "${SERVER_TEST_NO_CURL:-0}" = 1 ] || ! command -v curl >/dev/null; then
+  use_curl=0
+  if ! command -v python3 >/dev/null; then
+    echo "SKIP: neither curl nor python3 found"
+    exit 77
+  fi
 fi
+echo "device: $device"
 model=$models/sample.onnx
 input=$models/sample_input.npy
 reference=$models/sample_output.npy
@@ -48,6 +58,63 @@ cleanup() {
 }
 trap cleanup EXIT
 
+if [ "$use_curl" = 0 ]; then
+  echo "note: curl not used: a python3 stand-in takes its place"
+  cat >"$tmp/curl.py" <<'PY'
+# The curl options this script uses: -s -m SECONDS -o FILE -w '%{http_code}' -d DATA
+# --data-binary @FILE -X METHOD -H 'Name: value' URL. Prints the code as curl does
+# (000 when no answer came).
+import http.client, sys, urllib.parse
+out, fmt, timeout, method, body, headers, url = None, "", 30.0, None, None, {}, None
+args = sys.argv[1:]
+i = 0
+while i < len(args):
+    a = args[i]
+    if a in ("-m", "-o", "-w", "-d", "--data-binary", "-X", "-H"):
+        i += 1
+        v = args[i]
+        if a == "-m": timeout = float(v)
+        elif a == "-o": out = v
+        elif a == "-w": fmt = v
+        elif a == "-X": method = v
+        elif a == "-H":
+            k, _, hv = v.partition(":")
+            headers[k.strip()] = hv.strip()
+        elif a == "--data-binary" and v.startswith("@"):
+            with open(v[1:], "rb") as f:
+                body = f.read()
+        else:
+            body = v.encode()
+            if a == "-d": headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+    elif a == "-s": pass
+    elif a.startswith("-"): sys.exit("curl.py: unsupported option " + a)
+    else: url = a
+    i += 1
+u = urllib.parse.urlsplit(url)
+path = (u.path or "/") + ("?" + u.query if u.query else "")
+chunked = headers.get("Transfer-Encoding", "").lower() == "chunked"
+code, data = 0, b""
+try:
+    c = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=timeout)
+    try:
+        c.request(method or ("POST" if body is not None else "GET"), path, body=body,
+                  headers=headers, encode_chunked=chunked)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # answered before the whole body was read (413): read that answer
+    r = c.getresponse()
+    code = r.status
+    data = r.read()
+except (OSError, http.client.HTTPException):
+    pass
+if out:
+    with open(out, "wb") as f:
+        f.write(data)
+sys.stdout.write(fmt.replace("%{http_code}", "%03d" % code))
+sys.exit(0 if code else 7)
+PY
+  curl() { python3 "$tmp/curl.py" "$@"; }
+fi
+
 passed=0 failed=0
 ok() { echo "ok   $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1"; failed=$((failed + 1)); }
@@ -56,7 +123,8 @@ bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 start_server() {
   local log=$1
   shift
-  ${SERVER_WRAPPER:-} "$server" "$model" --host 127.0.0.1 --port 0 --batch 2 "$@" >"$log" 2>&1 &
+  ${SERVER_WRAPPER:-} "$server" "$model" --host 127.0.0.1 --port 0 --batch 2 --device "$device" \
+    "$@" >"$log" 2>&1 &
   pid=$!
   port=
   for _ in $(seq 1 600); do # 60 s (a wrapper is slow to start)

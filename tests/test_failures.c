@@ -15,7 +15,30 @@
  *     documented value), each call in a forked child so that a crash or an exit
  *     inside the library is seen and named rather than ending the test.
  *
- * Exit 0 pass, 1 fail.
+ *
+ * test_failures --device cuda (CTest gpu_failures; exit 77 without a visible GPU), in
+ * this process, no forks:
+ * (a) Out of memory on the GPU. At build: with the device's memory taken by this
+ *     test (cudaMalloc until nothing is left; CUDA builds only), loading
+ *     models/sample.onnx fails with INFER_ERR_OUT_OF_MEMORY naming the bytes asked
+ *     and the bytes free; the memory given back, the same load builds, runs and
+ *     matches sample_output.npy. At context creation: a one-Relu model written here
+ *     (input [batch, 2^20] float32) at batch 2^18 needs a 1 TiB arena, which an
+ *     engine does not hold and a context does: infer_context_create fails with
+ *     INFER_ERR_OUT_OF_MEMORY, naming bytes asked and free; the same model at batch 2
+ *     then builds and runs correctly. sample.onnx at batch 10^8 fails with a status
+ *     (printed). A batch whose sizes overflow int64 is refused.
+ * (b) Errors inside a run: no op fails on the GPU on demand without poisoning the
+ *     whole CUDA context, so the library's test hook INFER_FAIL_STEP=k (see
+ *     engine/cuda/cuda_context.c) makes one run of a context fail at step k with
+ *     INFER_ERR_RUNTIME. That context is failed for good: infer_context_status says
+ *     so, later runs fail, outputs and timings are unreadable; another context of
+ *     the same engine, and new ones, run correctly. Graph replay on and off, failing
+ *     at the first run or after good runs.
+ * (c) release(NULL); (d) no output before a run or after a failed one; argument
+ *     errors (input not set, wrong shape) are not device failures: status stays ok.
+ *
+ * Exit 0 pass, 1 fail, 77 skip.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -28,6 +51,10 @@
 #include <unistd.h>
 
 #include "infer.h"
+
+#ifdef FAIL_HAVE_CUDART
+#include <cuda_runtime.h>
+#endif
 
 #ifndef MODELS_DIR
 #define MODELS_DIR "models"
@@ -652,8 +679,424 @@ static void test_invalid_arguments(void) {
   printf("(e) %d calls with NULL or invalid arguments, each in a child process\n", probes);
 }
 
-int main(void) {
+/* ---- --device cuda -------------------------------------------------------------------- */
+
+static infer_options *cuda_options(int64_t batch, int graph) {
+  infer_options *o = NULL;
+  if (!EXPECT_STATUS(infer_options_create(&o), INFER_OK)) return NULL;
+  EXPECT_STATUS(infer_options_set_device(o, INFER_DEVICE_CUDA, 0), INFER_OK);
+  EXPECT_STATUS(infer_options_set_batch(o, batch), INFER_OK);
+  EXPECT_STATUS(infer_options_set_cuda_graph(o, graph), INFER_OK);
+  return o;
+}
+
+/* A failure status whose message names the bytes asked and the bytes free. */
+static void expect_oom_message(infer_status s, const char *what) {
+  const char *msg = s == INFER_OK ? "" : infer_last_error();
+  printf("(a) gpu: %s -> %s: %s\n", what, infer_status_name(s), msg);
+  if (s != INFER_ERR_OUT_OF_MEMORY) {
+    printf("FAIL: (a) %s: expected %s\n", what, infer_status_name(INFER_ERR_OUT_OF_MEMORY));
+    failures++;
+  } else if (!strstr(msg, "bytes") || !strstr(msg, "free")) {
+    printf("FAIL: (a) %s: the message does not name the bytes asked and free\n", what);
+    failures++;
+  }
+}
+
+/* Runs context c on the sample input; checks the output against sample_output.npy. */
+static int sample_run_matches(infer_context *c, const infer_tensor *in, const infer_tensor *want,
+                              const char *what) {
+  infer_tensor got;
+  if (!EXPECT_STATUS(infer_context_set_input(c, 0, in), INFER_OK) ||
+      !EXPECT_STATUS(infer_context_run(c), INFER_OK) ||
+      !EXPECT_STATUS(infer_context_get_output(c, 0, &got), INFER_OK)) {
+    printf("FAIL: %s: no output\n", what);
+    return 0;
+  }
+  if (infer_tensor_count(&got) != infer_tensor_count(want)) {
+    printf("FAIL: %s: %lld output elements, sample_output.npy has %lld\n", what,
+           (long long)infer_tensor_count(&got), (long long)infer_tensor_count(want));
+    failures++;
+    return 0;
+  }
+  for (int64_t i = 0; i < infer_tensor_count(want); i++) {
+    double d = infer_tensor_get(&got, i) - infer_tensor_get(want, i);
+    if (d > 1e-5 || d < -1e-5) {
+      printf("FAIL: %s: element %lld differs from sample_output.npy by %g\n", what, (long long)i, d);
+      failures++;
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Loads sample.onnx at batch 2 on the GPU, runs it and compares: the process goes on. */
+static void sample_still_works(const infer_tensor *in, const infer_tensor *want, const char *when) {
+  infer_options *o = cuda_options(2, 1);
+  infer_engine *e = NULL;
+  infer_context *c = NULL;
+  if (o && EXPECT_STATUS(infer_engine_load(MODELS_DIR "/sample.onnx", o, &e), INFER_OK) &&
+      EXPECT_STATUS(infer_context_create(e, &c), INFER_OK) &&
+      sample_run_matches(c, in, want, when) && sample_run_matches(c, in, want, when))
+    printf("(a) gpu: %s: sample.onnx batch 2 built, ran twice, matches sample_output.npy\n", when);
+  infer_context_release(c);
+  infer_engine_release(e);
+  infer_options_release(o);
+}
+
+/* A hand-encoded ONNX model (protobuf wire format, no protobuf library): y = Relu(x),
+ * x and y float32 [batch, RELU_WIDTH] with a symbolic batch dim. */
+enum { RELU_WIDTH = 1 << 20 };
+typedef struct {
+  uint8_t b[512];
+  size_t n;
+} pbuf;
+/* Past the buffer nothing is written, but n still counts: write_relu_model checks it. */
+static void pb_varint(pbuf *p, uint64_t v) {
+  do {
+    if (p->n < sizeof p->b) p->b[p->n] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+    p->n++;
+    v >>= 7;
+  } while (v);
+}
+static void pb_int(pbuf *p, int field, uint64_t v) {
+  pb_varint(p, (uint64_t)field << 3);
+  pb_varint(p, v);
+}
+static void pb_bytes(pbuf *p, int field, const void *data, size_t n) {
+  pb_varint(p, (uint64_t)field << 3 | 2);
+  pb_varint(p, n);
+  if (p->n + n <= sizeof p->b) memcpy(p->b + p->n, data, n);
+  p->n += n;
+}
+static void pb_str(pbuf *p, int field, const char *s) { pb_bytes(p, field, s, strlen(s)); }
+static void pb_msg(pbuf *p, int field, const pbuf *m) {
+  if (m->n > sizeof m->b) p->n = sizeof p->b + 1; /* an overflowed part overflows the whole */
+  else pb_bytes(p, field, m->b, m->n);
+}
+
+static void pb_value_info(pbuf *vi, const char *name) {
+  pbuf dim0 = {0}, dim1 = {0}, shape = {0}, tensor = {0}, type = {0};
+  pb_str(&dim0, 2, "batch");         /* Dimension.dim_param */
+  pb_int(&dim1, 1, RELU_WIDTH);      /* Dimension.dim_value */
+  pb_msg(&shape, 1, &dim0);          /* TensorShapeProto.dim */
+  pb_msg(&shape, 1, &dim1);
+  pb_int(&tensor, 1, 1);             /* TypeProto.Tensor.elem_type = FLOAT */
+  pb_msg(&tensor, 2, &shape);        /* TypeProto.Tensor.shape */
+  pb_msg(&type, 1, &tensor);         /* TypeProto.tensor_type */
+  pb_str(vi, 1, name);               /* ValueInfoProto.name */
+  pb_msg(vi, 2, &type);              /* ValueInfoProto.type */
+}
+
+static int write_relu_model(const char *path) {
+  pbuf node = {0}, x = {0}, y = {0}, graph = {0}, opset = {0}, model = {0};
+  pb_str(&node, 1, "x");             /* NodeProto.input */
+  pb_str(&node, 2, "y");             /* NodeProto.output */
+  pb_str(&node, 3, "relu");          /* NodeProto.name */
+  pb_str(&node, 4, "Relu");          /* NodeProto.op_type */
+  pb_value_info(&x, "x");
+  pb_value_info(&y, "y");
+  pb_msg(&graph, 1, &node);          /* GraphProto.node */
+  pb_str(&graph, 2, "relu_oom");     /* GraphProto.name */
+  pb_msg(&graph, 11, &x);            /* GraphProto.input */
+  pb_msg(&graph, 12, &y);            /* GraphProto.output */
+  pb_int(&opset, 2, 13);             /* OperatorSetIdProto.version */
+  pb_int(&model, 1, 8);              /* ModelProto.ir_version */
+  pb_str(&model, 2, "test_failures"); /* ModelProto.producer_name */
+  pb_msg(&model, 7, &graph);         /* ModelProto.graph */
+  pb_msg(&model, 8, &opset);         /* ModelProto.opset_import */
+  const pbuf *all[] = {&node, &x, &y, &graph, &opset, &model};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (all[i]->n > sizeof all[i]->b) {
+      printf("FAIL: the Relu model does not fit the encoder's buffer\n");
+      failures++;
+      return 0;
+    }
+  FILE *f = fopen(path, "wb");
+  int ok = f && fwrite(model.b, 1, model.n, f) == model.n;
+  if (f && fclose(f) != 0) ok = 0;
+  if (!ok) {
+    printf("FAIL: cannot write %s: %s\n", path, strerror(errno));
+    failures++;
+  }
+  return ok;
+}
+
+#ifdef FAIL_HAVE_CUDART
+/* Takes the device's free memory, largest blocks first, down to 256-byte ones. */
+enum { HOG_MAX = 16384 };
+static void *hog[HOG_MAX];
+static int n_hog;
+static size_t hog_device(void) {
+  size_t taken = 0, chunk = (size_t)1 << 30;
+  cudaSetDevice(0);
+  while (chunk >= 256 && n_hog < HOG_MAX) {
+    void *p = NULL;
+    if (cudaMalloc(&p, chunk) == cudaSuccess) {
+      hog[n_hog++] = p;
+      taken += chunk;
+    } else {
+      cudaGetLastError(); /* not sticky; keep it from surfacing in the library */
+      chunk /= 2;
+    }
+  }
+  return taken;
+}
+static void hog_release(void) {
+  for (int i = 0; i < n_hog; i++) cudaFree(hog[i]);
+  n_hog = 0;
+}
+#endif
+
+static void gpu_out_of_memory(const char *dir, const infer_tensor *in, const infer_tensor *want) {
+  const char *sample = MODELS_DIR "/sample.onnx";
+  infer_engine *e = NULL;
+  infer_context *c = NULL;
+  infer_status s;
+#ifdef FAIL_HAVE_CUDART
+  /* at build: the weights find no device memory (another tenant holds it all) */
+  {
+    size_t taken = hog_device();
+    size_t fr = 0, total = 0;
+    cudaMemGetInfo(&fr, &total);
+    printf("(a) gpu: this test holds %zu of %zu bytes of device memory (%zu left free)\n", taken,
+           total, fr);
+    infer_options *o = cuda_options(2, 1);
+    s = o ? infer_engine_load(sample, o, &e) : INFER_ERR_INTERNAL;
+    expect_oom_message(s, "infer_engine_load(sample.onnx, batch 2) on a full device");
+    CHECK(e == NULL || s == INFER_OK);
+    infer_engine_release(e);
+    e = NULL;
+    infer_options_release(o);
+    hog_release();
+    sample_still_works(in, want, "the memory given back");
+  }
+#else
+  printf("(a) gpu: out of memory at build not checked: this test was built without the CUDA "
+         "runtime\n");
+#endif
+  /* at context creation: an engine holds weights only, each context its arena */
+  char relu[600];
+  snprintf(relu, sizeof relu, "%s/relu.onnx", dir);
+  if (write_relu_model(relu)) {
+    infer_options *o = cuda_options((int64_t)1 << 18, 1);
+    const char *where = "infer_engine_load";
+    s = o ? infer_engine_load(relu, o, &e) : INFER_ERR_INTERNAL;
+    if (s == INFER_OK) {
+      infer_memory_info mi;
+      if (EXPECT_STATUS(infer_engine_memory(e, &mi), INFER_OK))
+        printf("(a) gpu: Relu model at batch 2^18 built: weights %lld, arena %lld bytes\n",
+               (long long)mi.weights, (long long)mi.arena);
+      where = "infer_context_create";
+      s = infer_context_create(e, &c);
+    } else {
+      printf("FAIL: (a) the Relu model at batch 2^18 did not build; its context was to fail\n");
+      failures++;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "%s (Relu model, batch 2^18: a 1 TiB arena)", where);
+    expect_oom_message(s, what);
+    CHECK(c == NULL || s == INFER_OK);
+    infer_context_release(c);
+    c = NULL;
+    infer_engine_release(e);
+    e = NULL;
+    infer_options_release(o);
+    /* a batch whose byte counts overflow int64: refused with a status, not wrapped */
+    o = cuda_options(INT64_MAX / 64, 1);
+    s = o ? infer_engine_load(relu, o, &e) : INFER_ERR_INTERNAL;
+    printf("(a) gpu: Relu model at batch INT64_MAX/64: %s: %s\n", infer_status_name(s),
+           s ? infer_last_error() : "");
+    EXPECT_STATUS(s, INFER_ERR_INVALID_ARGUMENT);
+    infer_engine_release(e);
+    e = NULL;
+    infer_options_release(o);
+    /* the same model at batch 2: builds, runs, y = max(x, 0) */
+    o = cuda_options(2, 1);
+    float *xd = malloc(sizeof(float) * 2 * RELU_WIDTH);
+    infer_tensor x = {.dtype = INFER_DTYPE_FLOAT32, .rank = 2, .dims = {2, RELU_WIDTH}, .data = xd};
+    infer_tensor y;
+    if (xd && o && EXPECT_STATUS(infer_engine_load(relu, o, &e), INFER_OK) &&
+        EXPECT_STATUS(infer_context_create(e, &c), INFER_OK)) {
+      for (int64_t i = 0; i < 2 * RELU_WIDTH; i++) xd[i] = (float)(i % 7) - 3.5f;
+      if (EXPECT_STATUS(infer_context_set_input(c, 0, &x), INFER_OK) &&
+          EXPECT_STATUS(infer_context_run(c), INFER_OK) &&
+          EXPECT_STATUS(infer_context_get_output(c, 0, &y), INFER_OK)) {
+        int64_t bad = -1;
+        CHECK(y.rank == 2 && y.dims[0] == 2 && y.dims[1] == RELU_WIDTH);
+        for (int64_t i = 0; i < 2 * RELU_WIDTH && bad < 0; i++)
+          if (((const float *)y.data)[i] != (xd[i] > 0 ? xd[i] : 0.0f)) bad = i;
+        if (bad >= 0) {
+          printf("FAIL: (a) Relu model at batch 2: element %lld is %g\n", (long long)bad,
+                 ((const float *)y.data)[bad]);
+          failures++;
+        } else {
+          printf("(a) gpu: then the Relu model at batch 2: built, ran, y = max(x, 0)\n");
+        }
+      }
+    }
+    free(xd);
+    infer_context_release(c);
+    c = NULL;
+    infer_engine_release(e);
+    e = NULL;
+    infer_options_release(o);
+    remove(relu);
+  }
+  /* sample.onnx at batch 10^8 (an arena of terabytes): a status, whatever refuses it
+   * first (cuDNN's 2^31-element tensors, the algorithm search's memory, the arena) */
+  {
+    infer_options *o = cuda_options(100000000, 1);
+    const char *where = "infer_engine_load";
+    s = o ? infer_engine_load(sample, o, &e) : INFER_ERR_INTERNAL;
+    if (s == INFER_OK) {
+      where = "infer_context_create";
+      s = infer_context_create(e, &c);
+    }
+    printf("(a) gpu: sample.onnx at batch 10^8: %s -> %s: %s\n", where, infer_status_name(s),
+           s ? infer_last_error() : "");
+    if (s == INFER_OK || !infer_last_error()[0]) {
+      printf("FAIL: (a) sample.onnx at batch 10^8: expected a failure with a message\n");
+      failures++;
+    }
+    infer_context_release(c);
+    c = NULL;
+    infer_engine_release(e);
+    e = NULL;
+    infer_options_release(o);
+  }
+  sample_still_works(in, want, "after the failures");
+}
+
+/* A context created with the test hook set fails its (after+1)-th run at `step`. */
+static infer_context *hooked_context(infer_engine *e, int step, int after) {
+  char v[32];
+  infer_context *c = NULL;
+  snprintf(v, sizeof v, "%d", step);
+  setenv("INFER_FAIL_STEP", v, 1);
+  snprintf(v, sizeof v, "%d", after);
+  setenv("INFER_FAIL_AFTER", v, 1);
+  EXPECT_STATUS(infer_context_create(e, &c), INFER_OK);
+  unsetenv("INFER_FAIL_STEP");
+  unsetenv("INFER_FAIL_AFTER");
+  return c;
+}
+
+/* The context failed for good: status, later runs, outputs, timing. */
+static void expect_failed_for_good(infer_context *c, const infer_tensor *in, const char *what) {
+  infer_status s = infer_context_status(c);
+  printf("(b) gpu: %s: infer_context_status -> %s: %s\n", what, infer_status_name(s),
+         s ? infer_last_error() : "");
+  EXPECT_STATUS(s, INFER_ERR_RUNTIME);
+  CHECK(strstr(infer_last_error(), "INFER_FAIL_STEP") != NULL);
+  expect_no_output(c, 0, "after the failed run (GPU)");
+  for (int k = 0; k < 2; k++) {
+    (void)infer_context_set_input(c, 0, in); /* refused or not, the run must fail */
+    EXPECT_STATUS(infer_context_run(c), INFER_ERR_RUNTIME);
+    CHECK(strstr(infer_last_error(), "earlier run") != NULL);
+    expect_no_output(c, 0, "after a run of a failed context (GPU)");
+    EXPECT_STATUS(infer_context_status(c), INFER_ERR_RUNTIME);
+  }
+}
+
+static void gpu_run_failures(const infer_tensor *in, const infer_tensor *want) {
+  for (int graph = 1; graph >= 0; graph--) {
+    infer_options *o = cuda_options(2, graph);
+    infer_engine *e = NULL;
+    if (!o || !EXPECT_STATUS(infer_engine_load(MODELS_DIR "/sample.onnx", o, &e), INFER_OK)) {
+      infer_options_release(o);
+      return;
+    }
+    const char *mode = graph ? "graph on" : "graph off";
+    char what[160];
+    /* three good runs (with graphs: eager, captured, replayed), then the fourth fails */
+    infer_context *c = hooked_context(e, 1, 3);
+    infer_context *other = NULL;
+    EXPECT_STATUS(infer_context_create(e, &other), INFER_OK);
+    if (c && other) {
+      expect_no_output(c, 0, "before any run (GPU)");
+      /* argument errors are not device failures */
+      EXPECT_STATUS(infer_context_run(c), INFER_ERR_INVALID_INPUT);
+      infer_tensor wrong = *in;
+      wrong.dims[0] = 3;
+      EXPECT_STATUS(infer_context_set_input(c, 0, &wrong), INFER_ERR_INVALID_INPUT);
+      EXPECT_STATUS(infer_context_status(c), INFER_OK);
+      int good = 1;
+      for (int r = 1; r <= 3; r++) {
+        snprintf(what, sizeof what, "(b) gpu %s: run %d before the injected failure", mode, r);
+        good &= sample_run_matches(c, in, want, what);
+      }
+      EXPECT_STATUS(infer_context_status(c), INFER_OK);
+      EXPECT_STATUS(infer_context_run(c), INFER_ERR_RUNTIME);
+      const char *msg = infer_last_error();
+      printf("(b) gpu %s: run 4 with INFER_FAIL_STEP=1 INFER_FAIL_AFTER=3: %s\n", mode, msg);
+      CHECK(strstr(msg, "INFER_FAIL_STEP=1") != NULL);
+      snprintf(what, sizeof what, "%s, failed at run 4", mode);
+      expect_failed_for_good(c, in, what);
+      /* the engine and the other context are unharmed */
+      snprintf(what, sizeof what, "(b) gpu %s: another context of the same engine", mode);
+      if (sample_run_matches(other, in, want, what) && sample_run_matches(other, in, want, what) &&
+          EXPECT_STATUS(infer_context_status(other), INFER_OK) && good)
+        printf("(b) gpu %s: runs 1-3 matched; the failed context stays failed; another context "
+               "of the engine runs and matches\n", mode);
+    }
+    infer_context_release(c);
+    infer_context_release(other);
+    /* the first run fails, at a step past the last (the hook takes the last) */
+    c = hooked_context(e, 1000, 0);
+    if (c) {
+      EXPECT_STATUS(infer_context_set_input(c, 0, in), INFER_OK);
+      EXPECT_STATUS(infer_context_run(c), INFER_ERR_RUNTIME);
+      printf("(b) gpu %s: first run with INFER_FAIL_STEP=1000: %s\n", mode, infer_last_error());
+      CHECK(strstr(infer_last_error(), "INFER_FAIL_STEP") != NULL);
+      snprintf(what, sizeof what, "%s, failed at run 1", mode);
+      expect_failed_for_good(c, in, what);
+    }
+    infer_context_release(c);
+    /* a new context after all that */
+    c = NULL;
+    snprintf(what, sizeof what, "(b) gpu %s: a new context after the failures", mode);
+    if (EXPECT_STATUS(infer_context_create(e, &c), INFER_OK)) sample_run_matches(c, in, want, what);
+    infer_context_release(c);
+    infer_engine_release(e);
+    infer_options_release(o);
+  }
+}
+
+static int gpu_main(void) {
+  if (infer_device_count(INFER_DEVICE_CUDA) < 1) {
+    printf("SKIP: no CUDA device is visible to this build of infer\n");
+    return 77;
+  }
+  test_release_null();
+  infer_tensor in = {0}, want = {0};
+  if (!EXPECT_STATUS(infer_tensor_read_file(MODELS_DIR "/sample_input.npy", &in, NULL), INFER_OK) ||
+      !EXPECT_STATUS(infer_tensor_read_file(MODELS_DIR "/sample_output.npy", &want, NULL), INFER_OK))
+    return 1;
+  char dir[] = "/tmp/infer-gpu-failures.XXXXXX";
+  if (!mkdtemp(dir)) {
+    printf("FAIL: mkdtemp: %s\n", strerror(errno));
+    return 1;
+  }
+  gpu_out_of_memory(dir, &in, &want);
+  gpu_run_failures(&in, &want);
+  rmdir(dir);
+  infer_tensor_clear(&in);
+  infer_tensor_clear(&want);
+  printf(failures ? "%d failures\n" : "all passed\n", failures);
+  return failures != 0;
+}
+
+int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
+  int cuda = argc == 3 && strcmp(argv[1], "--device") == 0 && strcmp(argv[2], "cuda") == 0;
+  int cpu = argc == 1 || (argc == 3 && strcmp(argv[1], "--device") == 0 &&
+                          strcmp(argv[2], "cpu") == 0);
+  if (!cuda && !cpu) {
+    fprintf(stderr, "usage: %s [--device cpu|cuda]\n", argv[0]);
+    return 2;
+  }
+  if (cuda) return gpu_main();
   test_release_null();
   test_out_of_memory();
   test_gather_out_of_range();

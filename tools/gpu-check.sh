@@ -15,8 +15,11 @@
 #       start read "not run (time)"; the export stops ZOO_TABLE_RESERVE s (150) before.
 #       ZOO_TABLE_COLUMNS="fp32 fp16" leaves the CPU column out (about 40 s).
 # Expects (carried, ignored by git): .deps/*.deb (protobuf-c, from
-# ../shared/gpu-host/debs) and .data/onnx-tests.tgz (tar of the ONNX backend test
-# folders node/ and light/). tools/gpu-prepare.sh makes both on a development machine.
+# ../shared/gpu-host/debs; libmicrohttpd and jansson for infer-server, from Debian 12)
+# and .data/onnx-tests.tgz (tar of the ONNX backend test folders node/ and light/).
+# tools/gpu-prepare.sh makes both on a development machine. Without the libmicrohttpd/
+# jansson .debs (or without the host's libgnutls.so.30) infer-server is not built and
+# the server tests skip; without curl they use a python3 stand-in for it.
 # Logs go to $OUT (or ./gpu-check-out) when set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,12 +32,31 @@ summary=()
 keep_failures() { grep -E '^test_.* (FAIL|CRASH|HANG|unsupported) ' "$1" > "$2" 2>/dev/null; }
 note() { summary+=("$*"); echo "== $*"; }
 
-# ---- dependencies: protobuf-c from the carried .debs ---------------------------
+# ---- dependencies: protobuf-c (and the server's libraries) from the carried .debs ------
 pc=/tmp/pc
 mkdir -p $pc
 for f in .deps/*.deb; do dpkg -x "$f" $pc; done
 export PATH=$pc/usr/bin:$PATH
 export LD_LIBRARY_PATH=$pc/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+# infer-server: tools/server/CMakeLists.txt tries pkg-config first (the unpacked .pc
+# files say prefix=/usr and are not on its path, so it finds nothing), then these
+# cache variables. The binary finds the libraries through LD_LIBRARY_PATH (and the
+# build RPATH); libmicrohttpd12 needs the host's own libgnutls.so.30.
+pcl=$pc/usr/lib/x86_64-linux-gnu
+server_args=()
+if [ -e $pc/usr/include/microhttpd.h ] && [ -e $pc/usr/include/jansson.h ] &&
+  [ -e $pcl/libmicrohttpd.so ] && [ -e $pcl/libjansson.so ]; then
+  if ldconfig -p 2>/dev/null | grep -q 'libgnutls\.so\.30 ' || [ -e /usr/lib/x86_64-linux-gnu/libgnutls.so.30 ]; then
+    server_args=(-DMICROHTTPD_INCLUDE_DIR=$pc/usr/include -DMICROHTTPD_LIBRARY=$pcl/libmicrohttpd.so
+                 -DJANSSON_INCLUDE_DIR=$pc/usr/include -DJANSSON_LIBRARY=$pcl/libjansson.so)
+    server_note="libmicrohttpd + jansson from .deps"
+  else
+    server_note="not built: libgnutls.so.30 (needed by libmicrohttpd12) is not on this host"
+  fi
+else
+  server_note="not built: no libmicrohttpd/jansson .debs in .deps (tools/gpu-prepare.sh)"
+fi
+server_note="$server_note; curl: $(command -v curl >/dev/null && echo present || echo 'absent (python3 stand-in)')"
 data=/tmp/onnx-tests
 mkdir -p $data && tar xzf .data/onnx-tests.tgz -C $data
 
@@ -46,7 +68,7 @@ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFER_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DINFER_ONNX_TESTS_DIR=$data \
   -DPROTOC_C=$pc/usr/bin/protoc-c -DPROTOBUF_C_INCLUDE_DIR=$pc/usr/include \
   -DPROTOBUF_C_LIBRARY=$pc/usr/lib/x86_64-linux-gnu/libprotobuf-c.so \
-  -DINFER_MODELS_DIR=/tmp/zoo >"$out/configure.log" 2>&1 &&
+  -DINFER_MODELS_DIR=/tmp/zoo "${server_args[@]}" >"$out/configure.log" 2>&1 &&
   if [ "${ZOO_TABLE:-0}" = 1 ]; then
     cmake --build $build -j 16 --target infer model_check >"$out/build.log" 2>&1
   else
@@ -54,6 +76,7 @@ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFER_CUDA=ON \
   fi
 rc=$?
 note "build: rc=$rc in $(( $(date +%s) - t0 )) s (log: build.log)"
+note "infer-server: $server_note; $(grep -E 'infer: (infer-server|libmicrohttpd)' "$out/configure.log" | head -1)"
 if [ $rc -ne 0 ]; then tail -40 "$out/build.log"; printf '%s\n' "${summary[@]}"; exit 1; fi
 $build/infer --diagnose >"$out/diagnose.log" 2>&1
 note "diagnose (rc=$?): $(grep -E 'TFLOP/s|PROBLEM' "$out/diagnose.log" | head -3 | tr '\n' ' ')"
@@ -143,6 +166,8 @@ timeout ${CTEST_LIMIT:-330} ctest --test-dir $build -j 6 --output-on-failure --t
 note "ctest: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed' "$out/ctest.log")"
 while read -r l; do note "  $l"; done < <(grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|Not Run)' "$out/ctest.log" | head -30)
 while read -r l; do note "  $l"; done < <(grep -E 'Test +#[0-9]+: (gpu_model|model_)\S+ .*(Passed|Failed)' "$out/ctest.log" | head -12)
+# issue 6: the failure, thread, binding and server tests, CPU and GPU, passed or skipped
+while read -r l; do note "  $l"; done < <(grep -E 'Test +#[0-9]+: (test_failures|gpu_failures|test_threads|gpu_threads|iobinding_cpu|gpu_iobinding|server|gpu_server) ' "$out/ctest.log")
 cp $build/Testing/Temporary/LastTest.log "$out/ctest_full.log" 2>/dev/null
 keep_failures "$out/ctest_full.log" "$out/failures.txt"
 # each conformance run prints its summary line; LastTest.log holds every test's output

@@ -9,7 +9,18 @@
  * straight from the caller's buffer where the storage dtype differs; an output is
  * copied or cast straight into the caller's buffer. The arena slot stays where ops
  * read and write (the memory plan may share it with other values), and a captured
- * graph has the caller's pointers baked in, so a change of binding re-captures. */
+ * graph has the caller's pointers baked in, so a change of binding re-captures.
+ *
+ * Test hook (tests/test_failures.c --device cuda): no op fails on the GPU on demand
+ * without breaking the whole CUDA context (a faulting kernel poisons every context of
+ * the process), so a context created while INFER_FAIL_STEP=k is set (k >= 0; past the
+ * last step means the last) fails one run at step k the way an op's run failing there
+ * would: that run is enqueued eagerly (not replayed from the CUDA graph), steps before
+ * k really run, step k returns INFER_ERR_RUNTIME ("failure injected by the test hook
+ * INFER_FAIL_STEP=k") and the context is failed for good. The failing run is the
+ * (n+1)-th one for INFER_FAIL_AFTER=n (default 0: the first). Both variables are read
+ * once, at context creation; unset, the hook costs one test per run and per step. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +53,25 @@ struct cuda_context {
                 * each run, so unwritten elements show up in tests */
   bool failed;
   int eager_runs; /* completed runs without a graph (the first one warms up) */
+  int fail_step;  /* the test hook (INFER_FAIL_STEP, top of the file): -1 when off */
+  int fail_after; /* runs before the one that fails (INFER_FAIL_AFTER) */
+  int hook_runs;  /* runs started while the hook is on */
+  bool inject;    /* this enqueue fails at step fail_step */
   char failure[1024];
   cudaEvent_t ev[4]; /* before H2D, after H2D, after the steps, after D2H */
   cudaEvent_t *step_ev; /* profiling: one before each step and one after the last */
 };
 
 static int64_t bytes_of(const value *v) { return tensor_nbytes(&v->t); }
+
+/* A non-negative decimal from the environment, or `fallback` (unset or malformed). */
+static int env_count(const char *name, int fallback) {
+  const char *s = getenv(name);
+  if (!s || !*s) return fallback;
+  char *end = NULL;
+  long v = strtol(s, &end, 10);
+  return *end || v < 0 || v > INT_MAX ? fallback : (int)v;
+}
 
 static infer_status create_locked(infer_engine *e, cuda_context **out);
 static void release_locked(cuda_context *c);
@@ -76,6 +100,9 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
   if (c->sync_each_op) c->use_graph = false;
   env = getenv("INFER_POISON");
   c->poison = env && strcmp(env, "1") == 0;
+  c->fail_step = env_count("INFER_FAIL_STEP", -1);
+  if (c->fail_step >= ce->n_steps) c->fail_step = ce->n_steps - 1;
+  c->fail_after = c->fail_step >= 0 ? env_count("INFER_FAIL_AFTER", 0) : 0;
   c->vals = calloc((size_t)g->n_values + 1, sizeof(tensor));
   c->in = calloc((size_t)ce->max_io, sizeof *c->in);
   c->out = calloc((size_t)ce->max_io, sizeof *c->out);
@@ -303,8 +330,18 @@ static infer_status enqueue_run(cuda_context *c) {
       if (!bound && c->in_bytes[i] > 0)
         CUDA_TRY(cudaMemcpyAsync(c->in_dev[i], c->in_host[i], (size_t)c->in_bytes[i],
                                  cudaMemcpyHostToDevice, s));
-      CUDA_TRY(k_cast(g->values[v].t.dtype, bound ? bound : c->in_dev[i], ce->storage[v],
-                      c->vals[v].data, dims_count(g->values[v].t.rank, g->values[v].t.dims), s));
+      const void *src = bound ? bound : c->in_dev[i];
+      int tk = ce->in_transpose ? ce->in_transpose[i] : -1;
+      if (tk >= 0) {
+        /* the graph edge of a channels-last engine: cast and transpose in one pass,
+         * into the output of the Transpose step, which then does nothing */
+        const int64_t *dm = g->values[v].t.dims;
+        int t = g->nodes[ce->steps[tk].node].outputs[0];
+        CUDA_TRY(k_cast_f32_nchw_to_f16_nhwc(src, c->vals[t].data, dm[0], dm[1], dm[2] * dm[3], s));
+      } else {
+        CUDA_TRY(k_cast(g->values[v].t.dtype, src, ce->storage[v], c->vals[v].data,
+                        dims_count(g->values[v].t.rank, g->values[v].t.dims), s));
+      }
     } else if (c->in_bytes[i] > 0) {
       /* a bound input still goes into its arena slot: ops read the input there */
       CUDA_TRY(cudaMemcpyAsync(c->vals[v].data, bound ? bound : c->in_host[i],
@@ -319,7 +356,12 @@ static infer_status enqueue_run(cuda_context *c) {
     for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
     for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
     if (c->step_ev) CUDA_TRY(cudaEventRecord(c->step_ev[k], s));
-    infer_status st = cs->op->run(&c->x, n, n->params, cs->state, c->in, c->out);
+    infer_status st = c->inject && k == c->fail_step
+                          ? infer_fail(INFER_ERR_RUNTIME, "failure injected by the test hook "
+                                       "INFER_FAIL_STEP=%d", k)
+                      : ce->step_skip && ce->step_skip[k]
+                          ? INFER_OK /* done by the input cast (in_transpose) */
+                          : cs->op->run(&c->x, n, n->params, cs->state, c->in, c->out);
     if (st == INFER_OK && c->sync_each_op) {
       cudaError_t err = cudaStreamSynchronize(s);
       if (err == cudaSuccess) err = cudaGetLastError();
@@ -360,7 +402,8 @@ infer_status cuda_context_profile(cuda_context *c, infer_step_profile *prof) {
     for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
     for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
     prof[k].ms = ms;
-    prof[k].impl = (cs->op->needs & CUDA_NEEDS_CUDNN)    ? "cudnn"
+    prof[k].impl = cs->op->impl ? cs->op->impl(cs->state)
+                   : (cs->op->needs & CUDA_NEEDS_CUDNN)  ? "cudnn"
                    : (cs->op->needs & CUDA_NEEDS_CUBLAS) ? "cublas"
                                                          : "kernel";
     step_cost(n, c->in, c->out, &prof[k].flops, &prof[k].bytes);
@@ -450,16 +493,21 @@ infer_status cuda_context_run(cuda_context *c) {
                       "used again: %s", c->failure);
   cudaStream_t s = (cudaStream_t)c->x.stream;
   CUDA_TRY(cudaSetDevice(c->ce->device));
+  /* the test hook's failing run is enqueued eagerly, neither captured nor replayed */
+  bool inject = c->fail_step >= 0 && c->hook_runs++ == c->fail_after;
   /* the first run is eager: cuDNN and cuBLAS finish their lazy set-up (plans,
    * allocations) there, which a capture would refuse */
-  if (c->use_graph && c->eager_runs > 0 && (!c->graph_exec || c->graph_stale)) try_capture(c);
+  if (c->use_graph && c->eager_runs > 0 && (!c->graph_exec || c->graph_stale) && !inject)
+    try_capture(c);
   infer_status st = INFER_OK;
-  if (c->graph_exec) {
+  if (c->graph_exec && !inject) {
     cudaError_t err = cudaGraphLaunch(c->graph_exec, s);
     if (err != cudaSuccess)
       st = infer_fail(INFER_ERR_RUNTIME, "cudaGraphLaunch failed: %s", cudaGetErrorString(err));
   } else {
+    c->inject = inject;
     st = enqueue_run(c);
+    c->inject = false;
   }
   cudaError_t err = cudaStreamSynchronize(s);
   if (st == INFER_OK && err != cudaSuccess)

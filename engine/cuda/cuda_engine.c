@@ -192,6 +192,52 @@ static void cache_close(infer_engine *e, algo_cache *c, bool built) {
   algo_cache_close(c);
 }
 
+/* Whether step k transposes graph input i (float32 stored as float16, 4-D) from
+ * NCHW to NHWC and is its only reader. */
+static bool input_transpose(const infer_engine *e, const cuda_engine *ce, int k, int *input) {
+  const graph *g = e->g;
+  const node *n = &g->nodes[ce->steps[k].node];
+  if (strcmp(n->op_type, "Transpose") != 0 || n->n_inputs != 1 || n->inputs[0] < 0) return false;
+  const int64_t *perm;
+  int c = -1;
+  if (attr_get_ints(n, "perm", &perm, &c) != INFER_OK || c != 4 || perm[0] != 0 ||
+      perm[1] != 2 || perm[2] != 3 || perm[3] != 1)
+    return false;
+  int v = n->inputs[0];
+  const value *val = &g->values[v];
+  if (val->kind != VALUE_INPUT || val->is_output || val->t.rank != 4 ||
+      val->t.dtype != INFER_DTYPE_FLOAT32 || ce->storage[v] != INFER_DTYPE_FLOAT16)
+    return false;
+  for (int j = 0; j < ce->n_steps; j++) {
+    const node *m = &g->nodes[ce->steps[j].node];
+    for (int q = 0; j != k && q < m->n_inputs; q++)
+      if (m->inputs[q] == v) return false;
+  }
+  for (int i = 0; i < g->n_inputs; i++)
+    if (g->inputs[i] == v) *input = i;
+  return true;
+}
+
+/* The input casts of a channels-last engine do the Transposes that lead its steps.
+ * Only leading steps: their outputs' arena slots are then free before the first
+ * step, where the casts write them. */
+static infer_status fuse_input_transposes(const infer_engine *e, cuda_engine *ce) {
+  const graph *g = e->g;
+  ce->in_transpose = malloc(sizeof(int) * ((size_t)g->n_inputs + 1));
+  ce->step_skip = calloc((size_t)ce->n_steps + 1, sizeof(bool));
+  if (!ce->in_transpose || !ce->step_skip) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < g->n_inputs; i++) ce->in_transpose[i] = -1;
+  int input = -1;
+  for (int k = 0; k < ce->n_steps && input_transpose(e, ce, k, &input); k++) {
+    if (input < 0 || ce->in_transpose[input] >= 0) break;
+    ce->in_transpose[input] = k;
+    ce->step_skip[k] = true;
+    engine_log(&e->opts, "cuda: input '%s' is cast and transposed to NHWC in one pass",
+               g->values[g->inputs[input]].name);
+  }
+  return INFER_OK;
+}
+
 static infer_status build_locked(infer_engine *e, cuda_engine **out);
 static void release_locked(cuda_engine *ce);
 
@@ -268,7 +314,15 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   if (st == INFER_OK && e->opts.cache_path) x.algo_cache = cache = cache_open(e, ce->device);
   if (st == INFER_OK) st = prepare_steps(e, ce, &x);
   cache_close(e, cache, st == INFER_OK);
+  /* cuDNN graph-API plans made at build keep a reference to the build's handle: it
+   * lives as long as the engine (detached from the build's stream, which goes) */
+  if (x.cudnn) {
+    cudnnSetStream((cudnnHandle_t)x.cudnn, NULL);
+    ce->build_cudnn = x.cudnn;
+    x.cudnn = NULL;
+  }
   cuda_exec_close(&x);
+  if (st == INFER_OK) st = fuse_input_transposes(e, ce);
   if (st == INFER_OK) st = plan_graph(g, e->steps, e->n_steps, ce->storage, &ce->mem, &ce->buffer_of);
   if (st != INFER_OK) {
     release_locked(ce);
@@ -299,12 +353,15 @@ static void release_locked(cuda_engine *ce) {
     if (ce->steps[s].op && ce->steps[s].op->release) ce->steps[s].op->release(ce->steps[s].state);
     else free(ce->steps[s].state);
   }
+  if (ce->build_cudnn) cudnnDestroy((cudnnHandle_t)ce->build_cudnn); /* after the plans */
   if (ce->weights) cudaFree(ce->weights);
   plan_free(&ce->mem);
   free(ce->buffer_of);
   free(ce->storage);
   free(ce->dev_const);
   free(ce->steps);
+  free(ce->in_transpose);
+  free(ce->step_skip);
   free(ce);
 }
 

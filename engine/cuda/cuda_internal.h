@@ -28,6 +28,11 @@ struct cuda_engine {
   int64_t ws_bytes;
   int max_io; /* most inputs/outputs of one node */
   unsigned needs; /* CUDA_NEEDS_* of all steps */
+  void *build_cudnn; /* cudnnHandle_t the build's cuDNN plans were made with */
+  /* fp16 channels-last engines: per graph input, the step whose NCHW -> NHWC
+   * Transpose the input's cast does in the same pass (-1: none); that step skips */
+  int *in_transpose;
+  bool *step_skip;
 };
 
 /* Creates a stream and library handles bound to it (contexts and the build). */

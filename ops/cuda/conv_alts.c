@@ -3,7 +3,11 @@
 #include "conv_alt.h"
 
 extern const conv_alt conv_alt_gemm_1x1; /* conv_gemm_1x1.c */
+extern const conv_alt conv_alt_cudnn_graph; /* conv_cudnn_graph.c */
+extern const conv_alt conv_alt_depthwise; /* conv_depthwise.c */
 
 const conv_alt *const conv_alts[] = {
     &conv_alt_gemm_1x1,
+    &conv_alt_cudnn_graph,
+    &conv_alt_depthwise,
     NULL};

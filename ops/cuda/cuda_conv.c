@@ -694,13 +694,21 @@ static infer_status convt_run(const cuda_exec *x, const node *n, const void *par
   return add_bias(x, d, in, out);
 }
 
+/* The implementation chosen at build, for --profile. */
+static const char *conv_impl(const void *state) {
+  const conv_state *s = state;
+  if (!s) return "cudnn";
+  return s->alt ? s->alt->name : s->use_fused ? "cudnn-fused" : s->kdt ? "cudnn+epi" : "cudnn";
+}
+
 static const cuda_op cuda_conv = {.name = "Conv", .prepare = cuda_conv_prepare,
                                   .run = cuda_conv_run, .release = conv_release,
-                                  .needs = CUDA_NEEDS_CUDNN};
+                                  .needs = CUDA_NEEDS_CUDNN, .impl = conv_impl};
 static const cuda_op cuda_convt = {.name = "ConvTranspose", .prepare = convt_prepare,
                                    .run = convt_run, .release = convt_release,
                                    .needs = CUDA_NEEDS_CUDNN};
 static const cuda_op cuda_fused_conv = {.name = "FusedConv", .prepare = fused_prepare,
                                         .run = cuda_conv_run, .release = conv_release,
-                                        .needs = CUDA_NEEDS_CUDNN, .domain = "com.microsoft"};
+                                        .needs = CUDA_NEEDS_CUDNN, .domain = "com.microsoft",
+                                        .impl = conv_impl};
 const cuda_op *const cuda_ops_conv[] = {&cuda_conv, &cuda_convt, &cuda_fused_conv, NULL};

@@ -1,0 +1,354 @@
+/* conv_cudnn_graph.c: one 2-D fp16 FusedConv through cuDNN's backend (graph) API. The
+ * operation graph is the convolution and its epilogue as pointwise operations,
+ *   y = act(conv(x, w) + bias + z)     act: none, ReLU, or clip(0, beta) (ReLU with an
+ *                                      upper clip)
+ * through virtual fp32 intermediates, so cuDNN's fusion engines (runtime-compiled
+ * ones among them: the ConvBiasAddAct pattern) run it as one kernel. At build the
+ * heuristics' first engine configs become plans, each is timed on scratch buffers,
+ * and the fastest is kept; cuda_conv.c then times it against its own choices. */
+#include <float.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../engine/cuda/cuda_check.h"
+#include "../../kernels/k_dtype.h"
+#include "../conv_fused.h"
+#include "conv_alt.h"
+#include "cudnn_backend_util.h"
+
+/* unique ids of the graph's tensors: the bound ones, then the virtual ones */
+enum { UID_X = 1, UID_W, UID_B, UID_Z, UID_Y, UID_VIRTUAL = 101 };
+
+#define CG_MAX_CFGS 16  /* engine configs asked of the heuristics */
+/* The search runs for every convolution of every build (conformance builds thousands
+ * of engines), so it is kept short: a few precompiled plans; runtime-compiled ones
+ * (about a second each) only when INFER_CUDNN_RTC=1 asks for them. */
+#define CG_MAX_PLANS 4  /* plans finalized and timed */
+#define CG_MAX_RTC 2    /* of those, runtime-compiled ones, when allowed */
+#define CG_BUDGET_S 0.5 /* no further plan after this long, once one is found */
+#define CG_MAX_WS ((int64_t)1 << 30)
+#define CG_ALIGN 16     /* byte alignment declared for every bound tensor, checked in run */
+
+typedef struct cg_state {
+  be_pool pool;                       /* the graph's tensors, descriptors and operations */
+  cudnnBackendDescriptor_t cfg, plan; /* the chosen engine config and its plan */
+  int64_t ws;                         /* the plan's workspace bytes */
+  bool has_bias, has_z;
+  pthread_mutex_t lock;               /* one execute of the plan at a time (cg_run) */
+  bool lock_ok;
+} cg_state;
+
+typedef struct cg_cand {
+  cudnnBackendDescriptor_t cfg, plan;
+  int64_t ws;
+  float ms;
+} cg_cand;
+
+static void cg_release(void *p) {
+  cg_state *s = p;
+  if (!s) return;
+  if (s->plan) cudnnBackendDestroyDescriptor(s->plan);
+  if (s->cfg) cudnnBackendDestroyDescriptor(s->cfg);
+  be_pool_release(&s->pool);
+  if (s->lock_ok) pthread_mutex_destroy(&s->lock);
+  free(s);
+}
+
+/* Sizes consistent, and cuDNN's output size ours (pads are symmetric here). */
+static bool problem_ok(const conv_problem *p) {
+  if (p->n < 1 || p->c < 1 || p->h < 1 || p->w < 1 || p->k < 1 || p->r < 1 || p->s < 1 ||
+      p->group < 1 || p->c % p->group || p->k % p->group || p->pad_h < 0 || p->pad_w < 0 ||
+      p->stride_h < 1 || p->stride_w < 1 || p->dil_h < 1 || p->dil_w < 1)
+    return false;
+  int64_t eh = (int64_t)p->h + 2 * (int64_t)p->pad_h - (int64_t)p->dil_h * (p->r - 1) - 1;
+  int64_t ew = (int64_t)p->w + 2 * (int64_t)p->pad_w - (int64_t)p->dil_w * (p->s - 1) - 1;
+  return eh >= 0 && ew >= 0 && eh / p->stride_h + 1 == p->out_h &&
+         ew / p->stride_w + 1 == p->out_w;
+}
+
+/* The tensor a stage writes: y for the last one, else the next virtual fp32 tensor. */
+static infer_status stage_out(be_pool *pl, int *left, int64_t *vuid, const int64_t *yd, bool cl,
+                              cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t *out) {
+  if (--*left == 0) {
+    *out = y;
+    return INFER_OK;
+  }
+  return be_tensor(pl, (*vuid)++, CUDNN_DATA_FLOAT, yd, cl, true, CG_ALIGN, out);
+}
+
+/* conv -> [+ bias] -> [+ z] -> [ReLU clipped at `clip`], fp16 in and out, fp32 between. */
+static infer_status cg_graph(cg_state *s, cudnnHandle_t h, const conv_problem *p, bool act,
+                             double clip, cudnnBackendDescriptor_t *og) {
+  be_pool *pl = &s->pool;
+  bool cl = p->channels_last;
+  const cudnnDataType_t f16 = CUDNN_DATA_HALF, f32 = CUDNN_DATA_FLOAT;
+  int64_t xd[4] = {p->n, p->c, p->h, p->w};
+  int64_t wd[4] = {p->k, p->c / p->group, p->r, p->s};
+  int64_t yd[4] = {p->n, p->k, p->out_h, p->out_w};
+  int64_t bd[4] = {1, p->k, 1, 1};
+  int64_t pad[2] = {p->pad_h, p->pad_w}, str[2] = {p->stride_h, p->stride_w};
+  int64_t dil[2] = {p->dil_h, p->dil_w};
+  int left = 1 + p->has_bias + p->has_z + act, n_ops = 0;
+  int64_t vuid = UID_VIRTUAL;
+  cudnnBackendDescriptor_t tx, tw, ty, tb, tz, cur, out, ops[4];
+  TRY(be_tensor(pl, UID_X, f16, xd, cl, false, CG_ALIGN, &tx));
+  TRY(be_tensor(pl, UID_W, f16, wd, cl, false, CG_ALIGN, &tw));
+  TRY(be_tensor(pl, UID_Y, f16, yd, cl, false, CG_ALIGN, &ty));
+  TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &cur));
+  TRY(be_conv_fwd(pl, tx, tw, cur, pad, str, dil, f32, &ops[n_ops++]));
+  if (p->has_bias) {
+    TRY(be_tensor(pl, UID_B, f16, bd, cl, false, CG_ALIGN, &tb));
+    TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &out));
+    TRY(be_pointwise(pl, CUDNN_POINTWISE_ADD, f32, 0, cur, tb, out, &ops[n_ops++]));
+    cur = out;
+  }
+  if (p->has_z) {
+    TRY(be_tensor(pl, UID_Z, f16, yd, cl, false, CG_ALIGN, &tz));
+    TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &out));
+    TRY(be_pointwise(pl, CUDNN_POINTWISE_ADD, f32, 0, cur, tz, out, &ops[n_ops++]));
+    cur = out;
+  }
+  if (act) {
+    TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &out));
+    TRY(be_pointwise(pl, CUDNN_POINTWISE_RELU_FWD, f32, clip, cur, NULL, out, &ops[n_ops++]));
+  }
+  return be_graph(pl, h, ops, n_ops, og);
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Whether an engine config may run: fp16 data accumulates in fp32 as on the legacy
+ * path (no reduced-precision reductions, no inputs narrowed further), no reordered
+ * weights, and at most CG_MAX_RTC runtime-compiled engines per problem. */
+static bool cfg_allowed(cudnnBackendDescriptor_t cfg, int *n_rtc) {
+  uint32_t num = 0, beh = 0;
+  if (be_config_notes(cfg, &num, &beh) != INFER_OK) return false;
+  if (num & (1u << CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION |
+             1u << CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS))
+    return false;
+  if (beh & (1u << CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER |
+             1u << CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER))
+    return false;
+  if (beh & 1u << CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) {
+    const char *rtc = getenv("INFER_CUDNN_RTC");
+    if (!rtc || strcmp(rtc, "1") != 0 || *n_rtc >= CG_MAX_RTC) return false;
+    (*n_rtc)++;
+  }
+  return true;
+}
+
+/* Plans of the first allowed configs of heuristics mode A (FALLBACK's when A yields
+ * none) into c[0..return), within the limits above. Configs that fail are skipped. */
+static int cg_search(cudnnHandle_t h, cudnnBackendDescriptor_t og, cg_cand *c) {
+  static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
+  int nc = 0, n_rtc = 0;
+  double t0 = now_s();
+  for (int m = 0; m < 2 && nc == 0; m++) {
+    cudnnBackendDescriptor_t cfgs[CG_MAX_CFGS];
+    int n = 0;
+    if (be_heuristics(og, modes[m], CG_MAX_CFGS, cfgs, &n) != INFER_OK) continue;
+    for (int i = 0; i < n; i++) {
+      bool keep = false;
+      if (nc < CG_MAX_PLANS && (nc == 0 || now_s() - t0 < CG_BUDGET_S) &&
+          cfg_allowed(cfgs[i], &n_rtc)) {
+        cudnnBackendDescriptor_t plan = NULL;
+        int64_t ws = 0;
+        if (be_plan(h, cfgs[i], &plan, &ws) == INFER_OK) {
+          if (ws <= CG_MAX_WS) {
+            c[nc++] = (cg_cand){.cfg = cfgs[i], .plan = plan, .ws = ws, .ms = -1};
+            keep = true;
+          } else {
+            cudnnBackendDestroyDescriptor(plan);
+          }
+        }
+      }
+      if (!keep) cudnnBackendDestroyDescriptor(cfgs[i]);
+    }
+  }
+  return nc;
+}
+
+/* The tensors a run binds, in order x, w, [bias], [z], y; their count. */
+static int cg_io(const cg_state *s, const void *in, const void *w, const void *bias,
+                 const void *z, void *y, int64_t *uids, void **ptrs) {
+  int n = 0;
+  uids[n] = UID_X;
+  ptrs[n++] = (void *)in;
+  uids[n] = UID_W;
+  ptrs[n++] = (void *)w;
+  if (s->has_bias) {
+    uids[n] = UID_B;
+    ptrs[n++] = (void *)bias;
+  }
+  if (s->has_z) {
+    uids[n] = UID_Z;
+    ptrs[n++] = (void *)z;
+  }
+  uids[n] = UID_Y;
+  ptrs[n++] = y;
+  return n;
+}
+
+/* Milliseconds per run of plan, three runs after a warm-up; -1 when it fails. */
+static float cg_time(const cuda_exec *x, cudnnBackendDescriptor_t plan, int n,
+                     const int64_t *uids, void *const *ptrs, void *ws) {
+  cudaStream_t st = (cudaStream_t)x->stream;
+  cudnnHandle_t h = (cudnnHandle_t)x->cudnn;
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  float ms = -1;
+  bool ok = cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess;
+  for (int r = 0; r < 4 && ok; r++) {
+    if (r == 1) ok = cudaEventRecord(e0, st) == cudaSuccess;
+    if (ok) ok = be_execute(h, plan, n, uids, ptrs, ws) == INFER_OK;
+  }
+  if (ok && cudaEventRecord(e1, st) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
+      cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess)
+    ms /= 3;
+  else
+    ms = -1;
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+  if (ms < 0) cudaGetLastError();
+  return ms;
+}
+
+static int64_t round256(int64_t b) { return (b + 255) / 256 * 256; }
+
+static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void **state,
+                               int64_t *ws_bytes) {
+  *state = NULL;
+  *ws_bytes = 0;
+  bool act = false;
+  double clip = FLT_MAX;
+  if (p->kdt != K_F16)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: float16 convolutions only");
+  if (p->act == CONV_ACT_RELU) {
+    act = true;
+  } else if (p->act == CONV_ACT_CLIP && p->alpha == 0 && p->beta > 0) {
+    act = true;
+    clip = p->beta;
+  } else if (p->act != CONV_ACT_NONE) {
+    return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: activation %d is not supported",
+                      p->act);
+  }
+  if (!problem_ok(p))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: inconsistent convolution sizes");
+  cg_state *s = calloc(1, sizeof *s);
+  if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  if (pthread_mutex_init(&s->lock, NULL) != 0) {
+    free(s);
+    return infer_fail(INFER_ERR_INTERNAL, "cudnn-graph: cannot create a mutex");
+  }
+  s->lock_ok = true;
+  s->has_bias = p->has_bias;
+  s->has_z = p->has_z;
+  cudnnHandle_t h = (cudnnHandle_t)x->cudnn;
+  cudaStream_t stream = (cudaStream_t)x->stream;
+  cudnnBackendDescriptor_t og = NULL;
+  cg_cand c[CG_MAX_PLANS];
+  int nc = 0, best = -1, n_io;
+  char *scratch = NULL;
+  int64_t uids[5];
+  void *ptrs[5];
+  /* the search's scratch tensors (zeros) and a workspace for the largest plan */
+  int64_t xb = round256((int64_t)p->n * p->c * p->h * p->w * 2);
+  int64_t wb = round256((int64_t)p->k * (p->c / p->group) * p->r * p->s * 2);
+  int64_t bb = round256((int64_t)p->k * 2);
+  int64_t yb = round256((int64_t)p->n * p->k * p->out_h * p->out_w * 2);
+  int64_t data = xb + wb + bb + 2 * yb, ws_max = 0;
+  infer_status st = cg_graph(s, h, p, act, clip, &og);
+  if (st != INFER_OK) goto fail;
+  nc = cg_search(h, og, c);
+  if (nc == 0) {
+    st = infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: no cuDNN engine takes this convolution");
+    goto fail;
+  }
+  for (int i = 0; i < nc; i++)
+    if (c[i].ws > ws_max) ws_max = c[i].ws;
+  if (cudaMalloc((void **)&scratch, (size_t)(data + round256(ws_max))) != cudaSuccess) {
+    cudaGetLastError();
+    scratch = NULL;
+    st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "cudnn-graph: no device memory for the search");
+    goto fail;
+  }
+  if (cudaMemsetAsync(scratch, 0, (size_t)data, stream) != cudaSuccess) {
+    st = infer_fail(INFER_ERR_DEVICE, "cudnn-graph: cudaMemsetAsync failed");
+    goto fail;
+  }
+  n_io = cg_io(s, scratch, scratch + xb, scratch + xb + wb, scratch + xb + wb + bb,
+               scratch + xb + wb + bb + yb, uids, ptrs);
+  for (int i = 0; i < nc; i++) {
+    c[i].ms = cg_time(x, c[i].plan, n_io, uids, ptrs, ws_max > 0 ? scratch + data : NULL);
+    if (c[i].ms >= 0 && (best < 0 || c[i].ms < c[best].ms)) best = i;
+  }
+  if (cudaStreamSynchronize(stream) != cudaSuccess) {
+    st = infer_fail(INFER_ERR_DEVICE, "cudnn-graph: the search failed on the device");
+    goto fail;
+  }
+  cudaFree(scratch);
+  scratch = NULL;
+  if (best < 0) {
+    st = infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: no plan ran");
+    goto fail;
+  }
+  s->cfg = c[best].cfg;
+  s->plan = c[best].plan;
+  s->ws = c[best].ws;
+  c[best].cfg = c[best].plan = NULL;
+  for (int i = 0; i < nc; i++) {
+    if (c[i].plan) cudnnBackendDestroyDescriptor(c[i].plan);
+    if (c[i].cfg) cudnnBackendDestroyDescriptor(c[i].cfg);
+  }
+  *state = s;
+  *ws_bytes = s->ws;
+  return INFER_OK;
+fail:
+  if (scratch) {
+    cudaStreamSynchronize(stream);
+    cudaFree(scratch);
+    cudaGetLastError();
+  }
+  for (int i = 0; i < nc; i++) {
+    if (c[i].plan) cudnnBackendDestroyDescriptor(c[i].plan);
+    if (c[i].cfg) cudnnBackendDestroyDescriptor(c[i].cfg);
+  }
+  cg_release(s);
+  return st;
+}
+
+static infer_status cg_run(const cuda_exec *x, const void *state, const void *in, const void *w,
+                           const void *bias, const void *z, void *y, void *ws) {
+  const cg_state *s = state;
+  if (!s || !s->plan) return infer_fail(INFER_ERR_INTERNAL, "cudnn-graph: run without a plan");
+  /* exactly the tensors the graph was built with */
+  if (!in || !w || !y || !bias != !s->has_bias || !z != !s->has_z || (s->ws > 0 && !ws))
+    return infer_fail(INFER_ERR_INTERNAL, "cudnn-graph: the tensors differ from the graph's");
+  int64_t uids[5];
+  void *ptrs[5];
+  int n = cg_io(s, in, w, bias, z, y, uids, ptrs);
+  for (int i = 0; i < n; i++)
+    if ((uintptr_t)ptrs[i] % CG_ALIGN)
+      return infer_fail(INFER_ERR_RUNTIME, "cudnn-graph: a tensor is not %d-byte aligned",
+                        CG_ALIGN);
+  /* The engine's contexts share this plan, and cuDNN's backend has had known limits on
+   * executing one plan from several threads at once: one enqueue at a time (host side
+   * only; the GPU work of different streams still overlaps). The lock is the only
+   * thing run touches in the state. */
+  pthread_mutex_t *lock = (pthread_mutex_t *)&s->lock;
+  if (pthread_mutex_lock(lock) != 0)
+    return infer_fail(INFER_ERR_RUNTIME, "cudnn-graph: cannot take the plan's lock");
+  infer_status st = be_execute((cudnnHandle_t)x->cudnn, s->plan, n, uids, ptrs,
+                               s->ws > 0 ? ws : NULL);
+  pthread_mutex_unlock(lock);
+  return st;
+}
+
+const conv_alt conv_alt_cudnn_graph = {
+    .name = "cudnn-graph", .prepare = cg_prepare, .run = cg_run, .release = cg_release};
