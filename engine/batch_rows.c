@@ -125,13 +125,14 @@ static bool node_per_row(const graph *g, const node *n) {
 
 bool batch_rows_independent(const graph *g, const int *steps, int n_steps, char *why,
                             size_t cap) {
-  for (int v = 0; v < g->n_values; v++)
-    if (g->values[v].data_dep) {
-      snprintf(why, cap, "value '%s' is computed from the batch size", g->values[v].name);
-      return false;
-    }
   for (int s = 0; s < n_steps; s++) {
     const node *n = &g->nodes[steps[s]];
+    for (int k = 0; k < n->n_inputs; k++)
+      if (n->inputs[k] >= 0 && g->values[n->inputs[k]].data_dep) {
+        snprintf(why, cap, "value '%s' is computed from the batch size",
+                 g->values[n->inputs[k]].name);
+        return false;
+      }
     bool touches = false;
     for (int k = 0; k < n->n_inputs; k++)
       touches |= n->inputs[k] >= 0 && g->values[n->inputs[k]].shape_dep;

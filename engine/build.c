@@ -114,6 +114,7 @@ infer_status build_bind_inputs(graph *g, const struct infer_options *o) {
       /* on the CPU a run may use any batch up to this one; the CUDA backend runs
        * the batch it was built for */
       v->shape_dep = o->device != INFER_DEVICE_CUDA;
+      v->batch_input = true;
     }
     for (int k = 0; k < v->t.rank; k++)
       if (v->t.dims[k] < 0) {

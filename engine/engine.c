@@ -76,6 +76,33 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
   return INFER_OK;
 }
 
+/* The CUDA backend folds with the build batch fixed (its steps have fixed shapes);
+ * which values carry the batch (shape_dep) or were computed from it (data_dep, then
+ * folded into constants) is marked afterwards, for engine/batch_rows.c. Removed
+ * (folded) nodes count too: they are still in topological order. */
+static void mark_batch_values(graph *g) {
+  for (int v = 0; v < g->n_values; v++) {
+    g->values[v].shape_dep = g->values[v].batch_input;
+    g->values[v].data_dep = false;
+  }
+  for (int i = 0; i < g->n_nodes; i++) {
+    const node *n = &g->nodes[i];
+    bool dep = false, derived = false;
+    for (int k = 0; k < n->n_inputs; k++) {
+      const value *v = n->inputs[k] >= 0 ? &g->values[n->inputs[k]] : NULL;
+      if (!v) continue;
+      dep |= v->shape_dep;
+      derived |= v->data_dep;
+    }
+    for (int k = 0; k < n->n_outputs; k++) {
+      value *v = n->outputs[k] >= 0 ? &g->values[n->outputs[k]] : NULL;
+      if (!v) continue;
+      if (v->kind == VALUE_CONSTANT) v->data_dep = dep || derived; /* folded from the batch */
+      else v->shape_dep = dep || derived;
+    }
+  }
+}
+
 static infer_status engine_build(infer_engine *e) {
   graph *g = e->g;
   double t0 = now_ms();
@@ -103,6 +130,7 @@ static infer_status engine_build(infer_engine *e) {
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].removed) e->steps[e->n_steps++] = i;
   TRY(plan_graph(g, e->steps, e->n_steps, NULL, &e->mem, &e->buffer_of));
+  if (o->device == INFER_DEVICE_CUDA) mark_batch_values(g);
   for (int i = 0; i < g->n_inputs; i++)
     if (g->values[g->inputs[i]].shape_dep) e->max_batch = g->values[g->inputs[i]].t.dims[0];
   if (e->max_batch > 0) {

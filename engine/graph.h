@@ -79,6 +79,7 @@ typedef struct value {
    * do (data_dep: it holds the build batch's data for shape inference, and its
    * node stays in the graph to recompute it each run). */
   bool shape_dep, data_dep;
+  bool batch_input; /* a graph input whose first dim is the build's --batch */
 } value;
 
 typedef struct opset_import {
