@@ -177,7 +177,7 @@ infer_status infer_context_set_input(infer_context *c, int index, const infer_te
                       c->e->rows_why, (long long)t->dims[0]);
 #endif
   if (flex) {
-    c->vals[g->inputs[index]].dims[0] = t->dims[0];
+    if (c->vals) c->vals[g->inputs[index]].dims[0] = t->dims[0]; /* CPU contexts only */
     c->run_batch = t->dims[0];
   }
   int64_t nb = tensor_nbytes(t);
