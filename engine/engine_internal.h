@@ -27,6 +27,7 @@ struct infer_options {
   bool cuda_graph;   /* capture runs into a CUDA graph (default on) */
   bool sync_each_op; /* synchronize after each GPU step to name failures */
   bool profile;      /* time each step of each run */
+  int64_t workspace_limit; /* CUDA: most scratch one step's algorithm may use; 0: 1 GiB */
   /* algorithm cache file (CUDA), NULL when off; owned by the options object, and
    * in an engine's copy only while it builds */
   char *cache_path;

@@ -154,6 +154,11 @@ INFER_API infer_status infer_options_set_profile(infer_options *o, int enabled);
  * with a warning on the log and rewritten: the cache never fails a build. Hits and
  * misses are reported in infer_build_timing. */
 INFER_API infer_status infer_options_set_cache(infer_options *o, const char *path);
+/* CUDA: the most scratch memory (bytes) one step's algorithm may use; the build then
+ * chooses among the cuDNN/cuBLAS algorithms that fit, and the context's workspace is
+ * the largest need of the steps. 0 (default) means 1 GiB. Negative is refused. The
+ * CPU's scratch is what its ops need and is not limited. */
+INFER_API infer_status infer_options_set_workspace_limit(infer_options *o, int64_t bytes);
 /* Log sink for verbose output and for warnings (written at every verbosity, prefixed
  * "warning: "); NULL (default) writes to stderr. */
 typedef void (*infer_log_fn)(void *user, const char *line);

@@ -147,6 +147,15 @@ infer_status infer_options_set_cache(infer_options *o, const char *path) {
   return INFER_OK;
 }
 
+infer_status infer_options_set_workspace_limit(infer_options *o, int64_t bytes) {
+  if (!o) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "options is NULL");
+  if (bytes < 0)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "workspace limit %lld is negative",
+                      (long long)bytes);
+  o->workspace_limit = bytes;
+  return INFER_OK;
+}
+
 infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user) {
   if (!o) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "options is NULL");
   o->log = fn;

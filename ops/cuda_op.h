@@ -31,6 +31,9 @@ typedef struct cuda_exec {
    * cache file: prepare may look a measured choice up before searching, and put
    * what it measured. NULL when no cache (and always in contexts). */
   void *algo_cache;
+  /* the most scratch one step's algorithm may use (infer_options_set_workspace_limit);
+   * set at build time */
+  int64_t ws_limit;
 } cuda_exec;
 
 typedef struct cuda_op {

@@ -541,6 +541,8 @@ static void test_invalid_arguments(void) {
   PROBE(infer_options_set_batch(o, -5), ARG);
   PROBE(infer_options_set_verbose(NULL, 1), ARG);
   PROBE(infer_options_set_cuda_graph(NULL, 1), ARG);
+  PROBE(infer_options_set_workspace_limit(NULL, 0), ARG);
+  PROBE(infer_options_set_workspace_limit(o, -1), ARG);
   PROBE(infer_options_set_sync_each_op(NULL, 1), ARG);
   PROBE(infer_options_set_log(NULL, NULL, NULL), ARG);
 

@@ -47,6 +47,7 @@ typedef struct cli_args {
   long long iterations;
   const char *json;
   const char *cache; /* --cache FILE: algorithm choices kept between builds, or NULL */
+  int64_t workspace_limit; /* --workspace-limit, in bytes; 0: the library's default */
 } cli_args;
 
 /* Parses argv; prints the problem and returns false on bad usage. */

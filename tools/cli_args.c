@@ -29,6 +29,8 @@ void cli_usage(FILE *f) {
           "  --cache FILE              keep the algorithms measured at a CUDA build in FILE and\n"
           "                            reuse them (a stale or corrupt file is ignored, with a\n"
           "                            warning, and rewritten)\n"
+          "  --workspace-limit MiB     CUDA: most scratch memory one step's algorithm may use\n"
+          "                            (default 1024)\n"
           "  --profile                 one line per step: median time, share, FLOPs, bytes,\n"
           "                            achieved rates, roofline fraction (--peak-tflops T,\n"
           "                            --peak-gbs G set the peaks; H200 figures by default)\n"
@@ -157,6 +159,12 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       if (!parse_double(v, &a->peak_gbs)) return bad("bad --peak-gbs '%s'", v);
     } else if (strcmp(o, "--json") == 0) {
       a->json = v;
+    } else if (strcmp(o, "--workspace-limit") == 0) {
+      char *end;
+      long long mib = strtoll(v, &end, 10);
+      if (end == v || *end || mib < 1 || mib > (1LL << 30))
+        return bad("bad --workspace-limit '%s' (MiB, at least 1)", v);
+      a->workspace_limit = mib << 20;
     } else if (strcmp(o, "--cache") == 0) {
       if (!v[0]) return bad("bad --cache '%s'", v);
       a->cache = v;

@@ -120,6 +120,7 @@ int main(int argc, char **argv) {
   if (a.no_cuda_graph) infer_options_set_cuda_graph(opts, 0);
   if (a.profile) infer_options_set_profile(opts, 1);
   if (a.batch > 0) infer_options_set_batch(opts, a.batch);
+  if (a.workspace_limit > 0) infer_options_set_workspace_limit(opts, a.workspace_limit);
   if (a.cache && (s = infer_options_set_cache(opts, a.cache)) != INFER_OK) {
     rc = fail(s, "--cache");
     goto out;

@@ -227,7 +227,8 @@ static void choose_variant(const cuda_exec *x, conv_state *s, const void *xb, co
       continue;
     }
     float t = -1;
-    if (ws <= 0 || cudaMalloc(&aws, (size_t)ws) == cudaSuccess)
+    bool fits = x->ws_limit <= 0 || ws <= x->ws_limit;
+    if (fits && (ws <= 0 || cudaMalloc(&aws, (size_t)ws) == cudaSuccess))
       t = time_variant(x, s, 2, a, as, aws, xb, w, bias, yb, wsb);
     if (aws) cudaFree(aws);
     cudaGetLastError();
@@ -284,7 +285,7 @@ static bool cached_algo(const cuda_exec *x, conv_state *s, const char *key) {
   if (cudnnGetConvolutionForwardWorkspaceSize(x->cudnn, s->d.x, s->d.w, s->d.conv, s->d.y,
                                               (cudnnConvolutionFwdAlgo_t)v[0],
                                               &ws) != CUDNN_STATUS_SUCCESS ||
-      ws != (size_t)v[2])
+      ws != (size_t)v[2] || (x->ws_limit > 0 && (int64_t)ws > x->ws_limit))
     return false;
   s->algo = (cudnnConvolutionFwdAlgo_t)v[0];
   s->algo_ws = ws;
@@ -296,6 +297,11 @@ static bool cached_algo(const cuda_exec *x, conv_state *s, const char *key) {
     const conv_alt *a = conv_alts[v[3] - 2];
     if (a->prepare(x, &s->prob, &s->alt_state, &s->alt_ws) != INFER_OK) {
       cudaGetLastError();
+      return false;
+    }
+    if (x->ws_limit > 0 && s->alt_ws > x->ws_limit) {
+      if (a->release) a->release(s->alt_state);
+      s->alt_state = NULL;
       return false;
     }
     s->alt = a;
@@ -321,7 +327,7 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
   for (int i = 0; i < s->rank; i++) x_bytes *= s->padded_dims[i];
   x_bytes *= (int64_t)infer_dtype_size(in[0]->dtype);
   void *xb = NULL, *yb = NULL, *wsb = NULL, *wb = NULL;
-  size_t ws_limit = (size_t)1 << 30;
+  size_t ws_limit = x->ws_limit > 0 ? (size_t)x->ws_limit : (size_t)1 << 30;
   infer_status st = INFER_OK;
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int found = 0;
@@ -662,9 +668,12 @@ static infer_status convt_prepare(const cuda_exec *x, const node *n, const void 
       x->cudnn, s->d.w, s->d.x, s->d.conv, s->d.y, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found,
       perf);
   if (cs != CUDNN_STATUS_SUCCESS) found = 0;
-  st = infer_fail(INFER_ERR_UNSUPPORTED, "ConvTranspose: cuDNN has no algorithm for this case");
+  st = infer_fail(INFER_ERR_UNSUPPORTED, "ConvTranspose: cuDNN has no algorithm for this case%s",
+                  x->ws_limit > 0 ? " within the workspace limit" : "");
   for (int i = 0; i < found; i++) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
+        (x->ws_limit > 0 && (int64_t)perf[i].memory > x->ws_limit))
+      continue;
     if (x->precision == INFER_PRECISION_FP32 && dt == CUDNN_DATA_FLOAT &&
         perf[i].mathType == CUDNN_TENSOR_OP_MATH)
       continue;
