@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ops/conv_util.h"
 #include "../ops/op.h"
 #include "passes.h"
 
@@ -79,20 +80,9 @@ static int permuted_constant(cl_state *s, int v, const int *perm) {
   dst->data = NULL;
   permute_dims(dst->dims, perm);
   size_t es = infer_dtype_size(src->dtype);
-  int64_t n = dims_count(4, src->dims), sst[4], dst_st[4];
+  int64_t n = dims_count(4, src->dims);
   if (!(dst->data = malloc(n > 0 ? (size_t)n * es : 1))) return -1;
-  dims_strides(4, src->dims, sst);
-  dims_strides(4, dst->dims, dst_st);
-  /* out index (a,b,c,d) reads in index with in dim perm[i] = out coordinate i */
-  for (int64_t o = 0; o < n; o++) {
-    int64_t rem = o, off = 0;
-    for (int i = 0; i < 4; i++) {
-      int64_t coord = rem / dst_st[i];
-      rem %= dst_st[i];
-      off += coord * sst[perm[i]];
-    }
-    memcpy((char *)dst->data + o * (int64_t)es, (const char *)src->data + off * (int64_t)es, es);
-  }
+  permute4(src->data, src->dims, perm, dst->data, es);
   g->values[c].kind = VALUE_CONSTANT;
   g->values[c].has_type = g->values[c].shape_known = true;
   g->values[c].producer = -1;

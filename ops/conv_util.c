@@ -278,17 +278,21 @@ void *ws_take(char **cursor, int64_t count, int64_t elem) {
 const int perm_nhwc_to_nchw[4] = {0, 3, 1, 2}, perm_nchw_to_nhwc[4] = {0, 2, 3, 1};
 
 void permute4(const void *src, const int64_t *sd, const int *perm, void *dst, size_t es) {
-  int64_t dd[4], sst[4], dst_st[4];
+  int64_t dd[4], sst[4];
   for (int i = 0; i < 4; i++) dd[i] = sd[perm[i]];
   dims_strides(4, sd, sst);
-  dims_strides(4, dd, dst_st);
-  int64_t n = dims_count(4, dd);
-  for (int64_t o = 0; o < n; o++) {
-    int64_t rem = o, off = 0;
-    for (int i = 0; i < 4; i++) {
-      off += rem / dst_st[i] * sst[perm[i]];
-      rem %= dst_st[i];
-    }
-    memcpy((char *)dst + o * (int64_t)es, (const char *)src + off * (int64_t)es, es);
-  }
+  /* nested loops over the destination in order, source offsets by strides: no
+   * division per element (this runs over every conv weight at a GPU build) */
+  int64_t s0 = sst[perm[0]], s1 = sst[perm[1]], s2 = sst[perm[2]], s3 = sst[perm[3]];
+  char *d = dst;
+  const char *sp = src;
+  for (int64_t a = 0; a < dd[0]; a++)
+    for (int64_t b = 0; b < dd[1]; b++)
+      for (int64_t c = 0; c < dd[2]; c++) {
+        const char *row = sp + (a * s0 + b * s1 + c * s2) * (int64_t)es;
+        if (es == 4)
+          for (int64_t k = 0; k < dd[3]; k++, d += 4) memcpy(d, row + k * s3 * 4, 4);
+        else
+          for (int64_t k = 0; k < dd[3]; k++, d += es) memcpy(d, row + k * s3 * (int64_t)es, es);
+      }
 }
