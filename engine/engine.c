@@ -72,6 +72,10 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
     TRY(pass_to_channels_last(g, &added));
     engine_log(o, "pass to-channels-last: nodes %d -> %d (%d transposes added)", before,
                graph_live_nodes(g), added);
+    int deferred = 0;
+    TRY(pass_defer_clip(g, &deferred));
+    engine_log(o, "pass defer-clip: nodes %d -> %d (%d clips moved into depthwise readers)",
+               graph_live_nodes(g), graph_live_nodes(g), deferred);
   }
   return INFER_OK;
 }

@@ -15,18 +15,6 @@
 #include "../ops/op.h"
 #include "passes.h"
 
-/* The one live node reading v, when v has one reader and is not a graph output. */
-static int sole_reader(const graph *g, int v, const int *readers) {
-  if (readers[v] != 1 || pass_is_graph_output(g, v)) return -1;
-  for (int i = 0; i < g->n_nodes; i++) {
-    const node *n = &g->nodes[i];
-    if (n->removed) continue;
-    for (int k = 0; k < n->n_inputs; k++)
-      if (n->inputs[k] == v) return i;
-  }
-  return -1;
-}
-
 static bool same_type(const value *a, const value *b) {
   return a->shape_known && b->shape_known && a->t.dtype == b->t.dtype &&
          a->t.rank == b->t.rank &&
@@ -125,7 +113,7 @@ static infer_status fuse_at(graph *g, int c, int *readers, int *removed) {
   for (int k = 0; k < conv->n_attrs; k++)
     if (!copyable(&conv->attrs[k])) return INFER_OK;
   int chain[3] = {c, -1, -1}, n_chain = 1, cur = y, z = -1;
-  int r = sole_reader(g, cur, readers);
+  int r = pass_sole_reader(g, cur, readers);
   if (r >= 0 && pass_node_is(&g->nodes[r], "Add") && g->nodes[r].n_inputs == 2) {
     const node *add = &g->nodes[r];
     int other = add->inputs[0] == cur ? add->inputs[1] : add->inputs[0];
@@ -134,7 +122,7 @@ static infer_status fuse_at(graph *g, int c, int *readers, int *removed) {
       z = other;
       chain[n_chain++] = r;
       cur = add->outputs[0];
-      r = sole_reader(g, cur, readers);
+      r = pass_sole_reader(g, cur, readers);
     }
   }
   const char *act = NULL;

@@ -166,6 +166,48 @@ infer_status pass_set_attr_ints(node *n, const char *name, const int64_t *v, int
   return INFER_OK;
 }
 
+infer_status pass_set_attr_float(node *n, const char *name, float v) {
+  attr *a = attr_slot(n, name);
+  if (!a) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "setting attribute %s: out of memory", name);
+  a->type = ATTR_FLOAT;
+  a->f = v;
+  return INFER_OK;
+}
+
+infer_status pass_set_attr_string(node *n, const char *name, const char *v) {
+  attr *a = attr_slot(n, name);
+  char *copy = strdup(v);
+  if (!a || !copy) {
+    free(copy);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "setting attribute %s: out of memory", name);
+  }
+  free(a->s);
+  a->type = ATTR_STRING;
+  a->s = copy;
+  return INFER_OK;
+}
+
+void pass_remove_attr(node *n, const char *name) {
+  for (int k = 0; k < n->n_attrs; k++) {
+    if (strcmp(n->attrs[k].name, name) != 0) continue;
+    attr_clear(&n->attrs[k]);
+    memmove(&n->attrs[k], &n->attrs[k + 1], sizeof(attr) * (size_t)(n->n_attrs - k - 1));
+    n->n_attrs--;
+    return;
+  }
+}
+
+int pass_sole_reader(const graph *g, int v, const int *readers) {
+  if (readers[v] != 1 || pass_is_graph_output(g, v)) return -1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const node *n = &g->nodes[i];
+    if (n->removed) continue;
+    for (int k = 0; k < n->n_inputs; k++)
+      if (n->inputs[k] == v) return i;
+  }
+  return -1;
+}
+
 infer_status pass_set_attr_int(node *n, const char *name, int64_t v) {
   attr *a = attr_slot(n, name);
   if (!a) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "setting attribute %s: out of memory", name);

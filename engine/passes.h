@@ -61,6 +61,12 @@ infer_status pass_fuse_conv_epilogue(graph *g, int *removed);
  * remain (engine/pass_channels_last.c). *added: Transpose nodes added. */
 infer_status pass_to_channels_last(graph *g, int *added);
 
+/* After to-channels-last: a FusedConv ending in Clip(0, b) whose only reader is a
+ * channels-last depthwise FusedConv ends in Relu instead, and the reader clamps its
+ * input at b (its input_max): the same values, without a clip that pointwise GEMM
+ * epilogues lack (engine/pass_defer_clip.c). *changed: convolutions rewritten. */
+infer_status pass_defer_clip(graph *g, int *changed);
+
 /* ---- helpers the passes share (engine/pass_util.c) ------------------------------- */
 
 /* readers[v] = how many input slots of live nodes read value v (malloc'ed; NULL
@@ -90,6 +96,12 @@ infer_status pass_rewrite_node(graph *g, int i, const char *domain, const char *
 /* Sets (adds or replaces) an integer-list / integer attribute of n; re-parse after. */
 infer_status pass_set_attr_ints(node *n, const char *name, const int64_t *v, int count);
 infer_status pass_set_attr_int(node *n, const char *name, int64_t v);
+infer_status pass_set_attr_float(node *n, const char *name, float v);
+infer_status pass_set_attr_string(node *n, const char *name, const char *v);
+/* Drops n's attribute `name` if it has one; re-parse after. */
+void pass_remove_attr(node *n, const char *name);
+/* The one live node reading v, when v has one reader and is not a graph output; else -1. */
+int pass_sole_reader(const graph *g, int v, const int *readers);
 /* Parses n's attributes again into its params (after an attribute changed). */
 infer_status pass_reparse(node *n);
 /* Orders the nodes by key[i] (stable; key per current node index) and renumbers

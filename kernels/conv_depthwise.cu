@@ -21,6 +21,7 @@
 #include <limits.h>
 
 #include "conv_depthwise.h"
+#include "conv_act.cuh"
 #include "k_common.cuh"
 
 #define DW_PX 4        // output pixels per thread along W
@@ -34,22 +35,12 @@ struct dw_args {
   int n, c, in_h, in_w, r, s, oh, ow, ph, pw, sh, sw;
   int act;
   float alpha, beta;
+  bool clamp_x; // X read as min(X, x_max)
+  float x_max;
   int nseg;   // strips per output row: ceil(ow / DW_PX)
   int strips; // n * oh * nseg
   int cb;     // channels of one chunk (blockDim.x * V)
 };
-
-__device__ __forceinline__ float dw_act(int act, float a, float b, float v) {
-  switch (act) {
-    case 1: return v > 0.f ? v : 0.f;
-    case 2: return fminf(fmaxf(v, a), b);
-    case 3: return v < 0.f ? a * v : v;
-    case 4: return 1.f / (1.f + __expf(-v));
-    case 5: return tanhf(v);
-    case 6: return fminf(fmaxf(a * v + b, 0.f), 1.f);
-    default: return v;
-  }
-}
 
 // V halves at p into floats; NC: through the read-only cache (never for z, which
 // may be y itself).
@@ -166,6 +157,9 @@ __device__ __forceinline__ void dw_strips(const dw_args &a, const float *sw, int
           if ((unsigned)iw >= (unsigned)a.in_w) continue;
           float xv[V];
           dw_load<V, true>(xr + (int64_t)iw * a.c, xv);
+          if (a.clamp_x)
+#pragma unroll
+            for (int v = 0; v < V; v++) xv[v] = fminf(xv[v], a.x_max);
           // column j is tap s = j - p * SW of output p
 #pragma unroll
           for (int p = 0; p < DW_PX; p++) {
@@ -191,6 +185,9 @@ __device__ __forceinline__ void dw_strips(const dw_args &a, const float *sw, int
             if ((unsigned)iw >= (unsigned)a.in_w) continue;
             float xv[V];
             dw_load<V, true>(xr + (int64_t)iw * a.c, xv);
+            if (a.clamp_x)
+#pragma unroll
+              for (int v = 0; v < V; v++) xv[v] = fminf(xv[v], a.x_max);
 #pragma unroll
             for (int v = 0; v < V; v++) acc[p][v] = fmaf(xv[v], wv[v], acc[p][v]);
           }
@@ -211,7 +208,7 @@ __device__ __forceinline__ void dw_strips(const dw_args &a, const float *sw, int
         for (int v = 0; v < V; v++) o[v] += zv[v];
       }
 #pragma unroll
-      for (int v = 0; v < V; v++) o[v] = dw_act(a.act, a.alpha, a.beta, o[v]);
+      for (int v = 0; v < V; v++) o[v] = conv_act_f(a.act, a.alpha, a.beta, o[v]);
       dw_store<V>(a.y + yo + (int64_t)p * a.c, o);
     }
   }
@@ -281,7 +278,8 @@ extern "C" int k_conv_depthwise_supported(const k_dw_geom *g) {
 
 extern "C" cudaError_t k_conv_depthwise(const k_dw_geom *g, const void *x, const void *w,
                                         const void *bias, const void *z, void *y, int act,
-                                        float alpha, float beta, int sm_count, cudaStream_t s) {
+                                        float alpha, float beta, float x_max, int sm_count,
+                                        cudaStream_t s) {
   uintptr_t al = (uintptr_t)x | (uintptr_t)y | (uintptr_t)bias | (uintptr_t)z;
   int v = g->c % 8 == 0 && al % 16 == 0 ? 8 : g->c % 2 == 0 && al % 4 == 0 ? 2 : 1;
   if (sm_count <= 0) {
@@ -314,6 +312,8 @@ extern "C" cudaError_t k_conv_depthwise(const k_dw_geom *g, const void *x, const
   a.act = act;
   a.alpha = alpha;
   a.beta = beta;
+  a.clamp_x = !isinf(x_max);
+  a.x_max = x_max;
   a.nseg = p.nseg;
   a.strips = p.strips;
   a.cb = p.tx * v;

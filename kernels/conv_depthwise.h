@@ -29,10 +29,11 @@ int k_conv_depthwise_supported(const k_dw_geom *g);
  * conv_act of ops/conv_fused.h (0 none, 1 relu, 2 clip(alpha, beta), 3 leaky
  * relu(alpha), 4 sigmoid, 5 tanh, 6 hard sigmoid(alpha, beta)). sm_count sizes the
  * grid (<= 0: asked of the current device). 16-byte aligned pointers and C % 8 == 0
- * take the vectorized path; anything else a half2 or scalar one. */
+ * take the vectorized path; anything else a half2 or scalar one. x is read as
+ * min(x, x_max) (FusedConv's input_max); x_max = INFINITY reads it as it is. */
 cudaError_t k_conv_depthwise(const k_dw_geom *g, const void *x, const void *w, const void *bias,
                              const void *z, void *y, int act, float alpha, float beta,
-                             int sm_count, cudaStream_t stream);
+                             float x_max, int sm_count, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -1,18 +1,7 @@
 // conv_epilogue.cu: y = act(y + bias[c] + z) after a convolution, in fp32 math.
 #include "conv_epilogue.h"
+#include "conv_act.cuh"
 #include "k_common.cuh"
-
-__device__ __forceinline__ float act_apply(int act, float a, float b, float v) {
-  switch (act) {
-    case 1: return v > 0.f ? v : 0.f;
-    case 2: return fminf(fmaxf(v, a), b);
-    case 3: return v < 0.f ? a * v : v;
-    case 4: return 1.f / (1.f + __expf(-v));
-    case 5: return tanhf(v);
-    case 6: return fminf(fmaxf(a * v + b, 0.f), 1.f);
-    default: return v;
-  }
-}
 
 template <typename T>
 __global__ void epilogue_kernel(T *y, const T *bias, const T *z, int64_t n, int64_t c,
@@ -21,7 +10,7 @@ __global__ void epilogue_kernel(T *y, const T *bias, const T *z, int64_t n, int6
     float v = k_to_f(y[i]);
     if (bias) v += k_to_f(bias[(i / inner) % c]);
     if (z) v += k_to_f(z[i]);
-    y[i] = k_from_f<T>(act_apply(act, a, b, v));
+    y[i] = k_from_f<T>(conv_act_f(act, a, b, v));
   }
 }
 
@@ -41,7 +30,7 @@ __global__ void epilogue_half2_cl(__half2 *y, const __half2 *bias, const __half2
       v.x += zv.x;
       v.y += zv.y;
     }
-    y[i] = __floats2half2_rn(act_apply(act, a, b, v.x), act_apply(act, a, b, v.y));
+    y[i] = __floats2half2_rn(conv_act_f(act, a, b, v.x), conv_act_f(act, a, b, v.y));
   }
 }
 

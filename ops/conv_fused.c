@@ -10,7 +10,7 @@
 
 static const char *const fused_attr_names[] = {
     "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides",
-    "activation", "activation_params", "channels_last", NULL};
+    "activation", "activation_params", "channels_last", "input_max", NULL};
 
 static const struct {
   const char *name;
@@ -51,6 +51,10 @@ static infer_status fused_parse(const node *n, void **params) {
   int64_t cl = 0;
   if (s == INFER_OK) s = attr_get_int(n, "channels_last", 0, &cl);
   p->channels_last = cl != 0;
+  if (s == INFER_OK) s = attr_get_float(n, "input_max", INFINITY, &p->input_max);
+  if (s == INFER_OK && !isinf(p->input_max) && (!p->channels_last || !(p->input_max > 0)))
+    s = infer_fail(INFER_ERR_INVALID_MODEL,
+                   "FusedConv: input_max (internal) needs channels_last and a bound above 0");
   if (s != INFER_OK) {
     free(p);
     *params = NULL;
@@ -101,6 +105,12 @@ static infer_status cl_run(const node *n, const void *params, const tensor *cons
   y.data = ws_take(&cur, dims_count(4, y.dims), (int64_t)es);
   permute4(in[0]->data, in[0]->dims, perm_nhwc_to_nchw, x.data, es);
   permute4(in[1]->data, in[1]->dims, perm_nhwc_to_nchw, w.data, es);
+  const fused_conv_params *p = params;
+  if (!isinf(p->input_max)) { /* pass defer-clip: X read clamped */
+    int64_t count = dims_count(4, x.dims);
+    for (int64_t i = 0; i < count; i++)
+      if (tensor_get_f64(&x, i) > p->input_max) tensor_set_f64(&x, i, p->input_max);
+  }
   const tensor *ins[3] = {&x, &w, n->n_inputs > 2 ? in[2] : NULL};
   tensor *outs[1] = {&y};
   TRY(conv_run(n, params, ins, outs, cur));

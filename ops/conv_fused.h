@@ -35,6 +35,9 @@ typedef struct fused_conv_params {
   /* internal (pass to-channels-last, GPU only): X, Z, Y are N, H, W, C and W is
    * M, kH, kW, C/group */
   bool channels_last;
+  /* internal (pass defer-clip, with channels_last): X is read as min(X, input_max);
+   * INFINITY when absent */
+  float input_max;
 } fused_conv_params;
 
 infer_status conv_parse_common(const node *n, const char *op, bool transpose, size_t size,

@@ -240,6 +240,7 @@ static infer_status fuse_input_transposes(const infer_engine *e, cuda_engine *ce
 
 static infer_status build_locked(infer_engine *e, cuda_engine **out);
 static void release_locked(cuda_engine *ce);
+static void log_impls(const infer_engine *e, const cuda_engine *ce);
 
 infer_status cuda_engine_build(infer_engine *e, cuda_engine **out) {
   cuda_device_work_begin();
@@ -337,8 +338,37 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
              : ce->precision == INFER_PRECISION_TF32 ? "tf32" : "fp32",
              (long long)ce->weights_bytes, (long long)ce->mem.arena_bytes,
              (long long)ce->mem.naive_bytes, (long long)ce->ws_bytes, ce->n_steps);
+  log_impls(e, ce);
   *out = ce;
   return INFER_OK;
+}
+
+/* --verbose: how many steps each implementation runs ("wmma-1x1 x12, ..."), the choices
+ * the build timed. */
+static void log_impls(const infer_engine *e, const cuda_engine *ce) {
+  const char *name[32];
+  int count[32], n = 0;
+  for (int s = 0; s < ce->n_steps; s++) {
+    const cuda_step *cs = &ce->steps[s];
+    if (!cs->op || !cs->op->impl) continue;
+    const char *im = cs->op->impl(cs->state);
+    int k = 0;
+    while (k < n && strcmp(name[k], im) != 0) k++;
+    if (k == n) {
+      if (n == 32) continue;
+      name[n] = im;
+      count[n++] = 0;
+    }
+    count[k]++;
+  }
+  char line[1024];
+  size_t len = 0;
+  line[0] = 0;
+  for (int k = 0; k < n && len < sizeof line; k++) {
+    int w = snprintf(line + len, sizeof line - len, "%s%s x%d", k ? ", " : "", name[k], count[k]);
+    len = w < 0 ? sizeof line : len + (size_t)w;
+  }
+  if (n) engine_log(&e->opts, "cuda: implementations chosen: %s", line);
 }
 
 void cuda_engine_release(cuda_engine *ce) {

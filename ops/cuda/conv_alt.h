@@ -24,6 +24,11 @@ typedef struct conv_problem {
   float alpha, beta;
   bool has_bias, has_z;
   const void *bias_dev; /* the bias's device address when it is a weight (fixed at build) */
+  const void *w_dev;    /* the filters' device address when they are weights, else NULL */
+  /* X is read as min(X, x_max) (FusedConv's input_max, pass defer-clip): only the
+   * alternatives that say so take it, cuDNN does not */
+  bool has_x_max;
+  float x_max;
 } conv_problem;
 
 typedef struct conv_alt {

@@ -1,13 +1,18 @@
 /* conv_alts.c: the list of alternative convolution implementations cuda_conv.c
- * times against cuDNN's legacy API at build. */
+ * times against cuDNN's legacy API at build. New ones go last: the algorithm cache
+ * stores a choice by its index here. */
 #include "conv_alt.h"
 
 extern const conv_alt conv_alt_gemm_1x1; /* conv_gemm_1x1.c */
 extern const conv_alt conv_alt_cudnn_graph; /* conv_cudnn_graph.c */
 extern const conv_alt conv_alt_depthwise; /* conv_depthwise.c */
+extern const conv_alt conv_alt_pointwise; /* conv_pointwise.c */
+extern const conv_alt conv_alt_depthwise3x3; /* conv_depthwise.c */
 
 const conv_alt *const conv_alts[] = {
     &conv_alt_gemm_1x1,
     &conv_alt_cudnn_graph,
     &conv_alt_depthwise,
+    &conv_alt_pointwise,
+    &conv_alt_depthwise3x3,
     NULL};

@@ -227,8 +227,9 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   *ws_bytes = 0;
   bool act = false;
   double clip = FLT_MAX;
-  if (p->kdt != K_F16)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: float16 convolutions only");
+  if (p->kdt != K_F16 || p->has_x_max)
+    return infer_fail(INFER_ERR_UNSUPPORTED,
+                      "cudnn-graph: float16 convolutions without an input clamp only");
   if (p->act == CONV_ACT_RELU) {
     act = true;
   } else if (p->act == CONV_ACT_CLIP && p->alpha == 0 && p->beta > 0) {

@@ -50,7 +50,7 @@ static infer_status g1_prepare(const cuda_exec *x, const conv_problem *p, void *
   (void)x;
   if (!p->channels_last || p->kdt != K_F16 || p->r != 1 || p->s != 1 || p->stride_h != 1 ||
       p->stride_w != 1 || p->pad_h || p->pad_w || p->group != 1 ||
-      (p->has_bias && !p->bias_dev))
+      (p->has_bias && !p->bias_dev) || p->has_x_max)
     return infer_fail(INFER_ERR_UNSUPPORTED, "1x1 GEMM: not a pointwise fp16 convolution");
   gemm_1x1 *g = calloc(1, sizeof *g);
   if (!g) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");

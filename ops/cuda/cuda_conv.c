@@ -206,12 +206,43 @@ static float time_variant(const cuda_exec *x, const conv_state *s, int variant,
   return ms;
 }
 
+/* Test hook: INFER_CONV_IMPL=<name of an alternative> takes that alternative, untimed,
+ * wherever it takes the problem, so that tests reach each implementation whatever the
+ * timing on their small shapes would pick. Builds with it set use no algorithm cache. */
+static const char *forced_impl(void) {
+  const char *f = getenv("INFER_CONV_IMPL");
+  return f && *f ? f : NULL;
+}
+
+static bool forced_variant(const cuda_exec *x, conv_state *s) {
+  const char *f = forced_impl();
+  for (int i = 0; f && s->prob_ok && conv_alts[i]; i++) {
+    const conv_alt *a = conv_alts[i];
+    void *as = NULL;
+    int64_t ws = 0;
+    if (strcmp(a->name, f) != 0) continue;
+    if (a->prepare(x, &s->prob, &as, &ws) != INFER_OK ||
+        (x->ws_limit > 0 && ws > x->ws_limit)) {
+      cudaGetLastError();
+      if (as && a->release) a->release(as);
+      return false;
+    }
+    s->alt = a;
+    s->alt_state = as;
+    s->alt_ws = ws;
+    return true;
+  }
+  return false;
+}
+
 /* Picks the fastest of: convolution + epilogue kernel, cuDNN's fused call (where it
  * takes the activation), and each alternative implementation that takes the problem. */
 static void choose_variant(const cuda_exec *x, conv_state *s, const void *xb, const void *w,
                            const void *bias, void *yb, void *wsb) {
-  float best = time_variant(x, s, 0, NULL, NULL, NULL, xb, w, bias, yb, wsb);
-  if (s->actd) {
+  if (forced_variant(x, s)) return;
+  /* an input clamp (x_max) leaves cuDNN out: only alternatives take it */
+  float best = s->prob.has_x_max ? -1 : time_variant(x, s, 0, NULL, NULL, NULL, xb, w, bias, yb, wsb);
+  if (s->actd && !s->prob.has_x_max) {
     float f = time_variant(x, s, 1, NULL, NULL, NULL, xb, w, bias, yb, wsb);
     if (f >= 0 && (best < 0 || f <= best)) {
       best = f;
@@ -272,6 +303,11 @@ static void cache_key(const conv_state *s, const int64_t *xd, const int64_t *wd,
   key_add(key, cap, &k, ":nhwc=%lld", s->channels_last);
   key_add(key, cap, &k, ":act=%lld", s->actd ? (long long)s->act : -1);
   key_add(key, cap, &k, ":z=%lld", s->has_z);
+  key_add(key, cap, &k, ":xmax=%lld", s->prob.has_x_max);
+  /* a cache written by a build with fewer alternatives never timed the new ones */
+  int alts = 0;
+  while (conv_alts[alts]) alts++;
+  key_add(key, cap, &k, ":alts=%lld", alts);
 }
 
 /* A cached choice, checked against cuDNN before use: the workspace query fails
@@ -289,6 +325,7 @@ static bool cached_algo(const cuda_exec *x, conv_state *s, const char *key) {
     return false;
   s->algo = (cudnnConvolutionFwdAlgo_t)v[0];
   s->algo_ws = ws;
+  if (s->prob.has_x_max && v[3] < 2) return false;
   s->use_fused = v[3] == 1 && s->actd;
   if (v[3] >= 2) { /* an alternative implementation, by its index in conv_alts */
     int n = 0;
@@ -389,6 +426,9 @@ static infer_status choose_algo(const cuda_exec *x, conv_state *s, const tensor 
   }
   if (st == INFER_OK && s->kdt)
     choose_variant(x, s, xb, w, in[2] && in[2]->data ? in[2]->data : s->zero_bias, yb, wsb);
+  if (st == INFER_OK && s->prob.has_x_max && !s->alt)
+    st = infer_fail(INFER_ERR_UNSUPPORTED, "FusedConv with input_max: none of the GPU "
+                    "convolutions that clamp their input takes this one");
 out:
   if (wb) cudaFree(wb);
   if (xb) cudaFree(xb);
@@ -498,12 +538,21 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n,
     q->beta = s->beta;
     q->has_bias = n->n_inputs > 2 && in[2];
     q->bias_dev = q->has_bias ? in[2]->data : NULL;
+    q->w_dev = in[1]->data;
+    q->has_x_max = fp && !isinf(fp->input_max);
+    q->x_max = q->has_x_max ? fp->input_max : 0;
     q->has_z = s->has_z;
     s->prob_ok = true;
   }
+  infer_status st = INFER_OK;
+  if (fp && !isinf(fp->input_max) && !s->prob_ok) {
+    st = infer_fail(INFER_ERR_UNSUPPORTED, "FusedConv with input_max: only 2-D float "
+                    "convolutions on the GPU clamp their input");
+    goto fail;
+  }
   bool has_b = n->n_inputs > 2 && in[2];
   /* the fused call always takes a bias descriptor */
-  infer_status st = descs_make(&s->d, x, dt, r, pad_l, wd, yd, pads, strides, dil, group,
+  st = descs_make(&s->d, x, dt, r, pad_l, wd, yd, pads, strides, dil, group,
                                 has_b || s->kdt, cl);
   if (st != INFER_OK) goto fail;
   /* cuDNN's own output shape must be ours */
@@ -536,12 +585,13 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n,
   int64_t y_bytes = tensor_nbytes(out[0]);
   char key[ALGO_CACHE_KEY_MAX + 1];
   cache_key(s, pad_l, wd, pads, strides, dil, group, dt, x->precision, key, sizeof key);
-  if (!cached_algo(x, s, key)) {
+  bool forced = forced_impl() != NULL;
+  if (forced || !cached_algo(x, s, key)) {
     if ((st = choose_algo(x, s, in, y_bytes > 0 ? y_bytes : 1)) != INFER_OK) goto fail;
     cudnnMathType_t math = CUDNN_DEFAULT_MATH;
     cudnnGetConvolutionMathType(s->d.conv, &math);
     int64_t v[4] = {s->algo, math, (int64_t)s->algo_ws, variant_code(s)};
-    algo_cache_put(x->algo_cache, key, v);
+    if (!forced) algo_cache_put(x->algo_cache, key, v);
   }
   if (s->explicit_pad) {
     int64_t cnt = 1;
