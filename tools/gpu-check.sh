@@ -14,6 +14,10 @@
 #       summary too. Cells not started by ZOO_TABLE_LIMIT s (default 540) after the
 #       start read "not run (time)"; the export stops ZOO_TABLE_RESERVE s (150) before.
 #       ZOO_TABLE_COLUMNS="fp32 fp16" leaves the CPU column out (about 40 s).
+#   Other knobs: CTEST_REGEX (only the tests it matches), CTEST_LIMIT (s), QUICK=1,
+#   SKIP_TORCH=1, SKIP_BENCH=1, BENCH_CASES="model batch precision;...", BENCH_COMPILE=1
+#   (torch.compile in the peer benchmark), PROFILE_FORCE="impl ..." (extra profiles with
+#   INFER_CONV_IMPL set to each).
 # Expects (carried, ignored by git): .deps/*.deb (protobuf-c, from
 # ../shared/gpu-host/debs; libmicrohttpd and jansson for infer-server, from Debian 12)
 # and .data/onnx-tests.tgz (tar of the ONNX backend test folders node/ and light/).
@@ -92,6 +96,18 @@ finish() {
     mv /tmp/gpu-check-logs.tgz logs.tgz && printf '%s\n' "${summary[@]}" > summary.txt)
 }
 
+# build times of ResNet-50 b256 fp16 without and with the algorithm cache (issue 5:
+# cold and warm)
+cache_build_times() {
+  [ -f "$1" ] || return
+  rm -f /tmp/algo.cache
+  for k in cold warm; do
+    $build/infer "$1" --device cuda --precision fp16 --batch 256 \
+      --cache /tmp/algo.cache --bench --duration 1 >"$out/cache_$k.log" 2>&1
+    note "resnet50 b256 fp16 --cache, $k: $(grep -E '^build:' "$out/cache_$k.log")"
+  done
+}
+
 # ---- ZOO_TABLE=1: export the torchvision zoo, table of cpu / cuda fp32 / cuda fp16 ------------
 if [ "${ZOO_TABLE:-0}" = 1 ]; then
   models=${ZOO_MODELS:-resnet18,resnet50,resnext50_32x4d,wide_resnet50_2,mobilenet_v2,mobilenet_v3_large,efficientnet_b0,densenet121,vgg16,squeezenet1_1,googlenet,inception_v3,shufflenet_v2_x1_0,regnet_y_400mf,mnasnet1_0,convnext_tiny,vit_b_16}
@@ -122,15 +138,7 @@ if [ "${ZOO_TABLE:-0}" = 1 ]; then
   while read -r l; do note "  $l"; done < <(grep -E '^model-table: \S+ +(cpu|fp32|fp16) +[0-9.]+ s ' "$out/model_table.log" |
     sed 's/^model-table: //' | awk '!($1 in t) { order[++n] = $1 } { t[$1] = t[$1] sprintf(" %s %s s;", $2, $3) }
       END { for (i = 1; i <= n; i++) printf "%s:%s\n", order[i], t[order[i]] }')
-  # build times without and with the algorithm cache (issue 5: cold and warm)
-  if [ -f "$zoo/resnet50.onnx" ]; then
-    rm -f /tmp/algo.cache
-    for k in cold warm; do
-      $build/infer "$zoo/resnet50.onnx" --device cuda --precision fp16 --batch 256 \
-        --cache /tmp/algo.cache --bench --duration 1 >"$out/cache_$k.log" 2>&1
-      note "resnet50 b256 fp16 --cache, $k: $(grep -E '^build:' "$out/cache_$k.log")"
-    done
-  fi
+  cache_build_times "$zoo/resnet50.onnx"
   finish
   exit 0
 fi
@@ -162,7 +170,7 @@ t0=$(date +%s)
 # CPU-only checks that CI runs anyway (sanitizers, valgrind, malformed files) are
 # left out here to keep the call short.
 timeout ${CTEST_LIMIT:-330} ctest --test-dir $build -j 6 --output-on-failure --timeout 300 \
-  -LE 'sanitize|valgrind|malformed' >"$out/ctest.log" 2>&1
+  -LE 'sanitize|valgrind|malformed' ${CTEST_REGEX:+-R "$CTEST_REGEX"} >"$out/ctest.log" 2>&1
 note "ctest: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed' "$out/ctest.log")"
 while read -r l; do note "  $l"; done < <(grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|Not Run)' "$out/ctest.log" | head -30)
 while read -r l; do note "  $l"; done < <(grep -E 'Test +#[0-9]+: (gpu_model|model_)\S+ .*(Passed|Failed)' "$out/ctest.log" | head -12)
@@ -225,12 +233,20 @@ if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/
       note "  profile: $(grep -E '^total' "$out/profile_$1_$2_$3.log")"
       while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_$1_$2_$3.log" |
         sort -k6 -g -r | head -6 | cut -c1-130)
+      # the same with one convolution implementation forced wherever it applies, to
+      # compare kernels layer by layer (profile_*_<impl>.log)
+      for impl in ${PROFILE_FORCE:-}; do
+        INFER_CONV_IMPL=$impl $build/infer /tmp/bench/$1.onnx --device cuda --precision $3 \
+          --batch $2 --profile >"$out/profile_$1_$2_$3_$impl.log" 2>&1
+        note "  profile with $impl forced: $(grep -E '^total' "$out/profile_$1_$2_$3_$impl.log")"
+      done
       $build/infer /tmp/bench/$1.onnx --device cuda --precision $3 --batch $2 --bench \
         --duration 1 --verbose >"$out/verbose_$1_$2_$3.log" 2>&1
-      while read -r l; do note "  $l"; done < <(grep -E 'capture|warning|pass (fuse-conv|to-chan)' \
-        "$out/verbose_$1_$2_$3.log" | cut -c1-160 | head -4)
+      while read -r l; do note "  $l"; done < <(grep -E 'capture|warning|pass (fuse-conv|to-chan|defer)|implementations' \
+        "$out/verbose_$1_$2_$3.log" | cut -c1-200 | head -6)
     fi
   done
+  cache_build_times /tmp/bench/resnet50.onnx
 fi
 
 finish
