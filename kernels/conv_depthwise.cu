@@ -47,14 +47,7 @@ struct dw_args {
 template <int V, bool NC> __device__ __forceinline__ void dw_load(const __half *p, float *f) {
   if constexpr (V == 8) {
     const uint4 *q = reinterpret_cast<const uint4 *>(p);
-    const uint4 u = NC ? __ldg(q) : *q;
-    const __half2 *h = reinterpret_cast<const __half2 *>(&u);
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-      const float2 t = __half22float2(h[i]);
-      f[2 * i] = t.x;
-      f[2 * i + 1] = t.y;
-    }
+    k_half8_unpack(NC ? __ldg(q) : *q, f);
   } else if constexpr (V == 2) {
     const __half2 *q = reinterpret_cast<const __half2 *>(p);
     const float2 t = __half22float2(NC ? __ldg(q) : *q);
@@ -67,11 +60,7 @@ template <int V, bool NC> __device__ __forceinline__ void dw_load(const __half *
 
 template <int V> __device__ __forceinline__ void dw_store(__half *p, const float *f) {
   if constexpr (V == 8) {
-    uint4 u;
-    __half2 *h = reinterpret_cast<__half2 *>(&u);
-#pragma unroll
-    for (int i = 0; i < 4; i++) h[i] = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
-    *reinterpret_cast<uint4 *>(p) = u;
+    *reinterpret_cast<uint4 *>(p) = k_half8_pack(f);
   } else if constexpr (V == 2) {
     *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(f[0], f[1]);
   } else {

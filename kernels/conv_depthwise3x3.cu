@@ -30,16 +30,6 @@ struct dw3_args {
   float x_max;
 };
 
-__device__ __forceinline__ void dw3_unpack(const uint4 &u, float *f) {
-  const __half2 *h = reinterpret_cast<const __half2 *>(&u);
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    const float2 t = __half22float2(h[i]);
-    f[2 * i] = t.x;
-    f[2 * i + 1] = t.y;
-  }
-}
-
 // 4 blocks (32 warps) per SM: 64 registers
 template <int SW> __global__ void __launch_bounds__(DW3_THREADS, 4) dw3_kernel(const dw3_args a) {
   const unsigned q = blockIdx.x * DW3_THREADS + threadIdx.x;
@@ -75,7 +65,7 @@ template <int SW> __global__ void __launch_bounds__(DW3_THREADS, 4) dw3_kernel(c
       const int iw = iw0 + j;
       if ((unsigned)iw >= (unsigned)a.in_w) continue;
       float xv[8];
-      dw3_unpack(__ldg(reinterpret_cast<const uint4 *>(xr + (int64_t)iw * a.c)), xv);
+      k_half8_unpack(__ldg(reinterpret_cast<const uint4 *>(xr + (int64_t)iw * a.c)), xv);
       if (a.clamp_x)
 #pragma unroll
         for (int v = 0; v < 8; v++) xv[v] = fminf(xv[v], a.x_max);
@@ -90,7 +80,7 @@ template <int SW> __global__ void __launch_bounds__(DW3_THREADS, 4) dw3_kernel(c
   }
   float bv[8];
   if (a.bias)
-    dw3_unpack(__ldg(reinterpret_cast<const uint4 *>(a.bias + c)), bv);
+    k_half8_unpack(__ldg(reinterpret_cast<const uint4 *>(a.bias + c)), bv);
   else
 #pragma unroll
     for (int v = 0; v < 8; v++) bv[v] = 0.f;
@@ -103,17 +93,13 @@ template <int SW> __global__ void __launch_bounds__(DW3_THREADS, 4) dw3_kernel(c
     for (int v = 0; v < 8; v++) o[v] = acc[p][v] + bv[v];
     if (a.z) { // plain load: z may be y itself
       float zv[8];
-      dw3_unpack(*reinterpret_cast<const uint4 *>(a.z + yo + (int64_t)p * a.c), zv);
+      k_half8_unpack(*reinterpret_cast<const uint4 *>(a.z + yo + (int64_t)p * a.c), zv);
 #pragma unroll
       for (int v = 0; v < 8; v++) o[v] += zv[v];
     }
-    uint4 u;
-    __half2 *h = reinterpret_cast<__half2 *>(&u);
 #pragma unroll
-    for (int v = 0; v < 4; v++)
-      h[v] = __floats2half2_rn(conv_act_f(a.act, a.alpha, a.beta, o[2 * v]),
-                               conv_act_f(a.act, a.alpha, a.beta, o[2 * v + 1]));
-    *reinterpret_cast<uint4 *>(a.y + yo + (int64_t)p * a.c) = u;
+    for (int v = 0; v < 8; v++) o[v] = conv_act_f(a.act, a.alpha, a.beta, o[v]);
+    *reinterpret_cast<uint4 *>(a.y + yo + (int64_t)p * a.c) = k_half8_pack(o);
   }
 }
 

@@ -40,16 +40,6 @@ template <int BN> constexpr size_t pw_smem_bytes() {
   return tiles > acc ? tiles : acc;
 }
 
-__device__ __forceinline__ void pw_unpack(const uint4 &u, float *f) {
-  const __half2 *h = reinterpret_cast<const __half2 *>(&u);
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    const float2 t = __half22float2(h[i]);
-    f[2 * i] = t.x;
-    f[2 * i + 1] = t.y;
-  }
-}
-
 // two blocks per SM at least: 16 warps to cover DRAM latency in the memory-bound shapes
 template <int BN> __global__ void __launch_bounds__(PW_THREADS, 2) pw_kernel(const pw_args a) {
   extern __shared__ float4 pw_smem[]; // float4: 16-byte aligned
@@ -145,23 +135,19 @@ template <int BN> __global__ void __launch_bounds__(PW_THREADS, 2) pw_kernel(con
     float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
     float t[8];
     if (a.bias) {
-      pw_unpack(__ldg(reinterpret_cast<const uint4 *>(a.bias + n)), t);
+      k_half8_unpack(__ldg(reinterpret_cast<const uint4 *>(a.bias + n)), t);
 #pragma unroll
       for (int e = 0; e < 8; e++) v[e] += t[e];
     }
     const int64_t o = p * a.k + n;
     if (a.z) { // plain load: z may be y itself
-      pw_unpack(*reinterpret_cast<const uint4 *>(a.z + o), t);
+      k_half8_unpack(*reinterpret_cast<const uint4 *>(a.z + o), t);
 #pragma unroll
       for (int e = 0; e < 8; e++) v[e] += t[e];
     }
-    uint4 u;
-    __half2 *h = reinterpret_cast<__half2 *>(&u);
 #pragma unroll
-    for (int e = 0; e < 4; e++)
-      h[e] = __floats2half2_rn(conv_act_f(a.act, a.alpha, a.beta, v[2 * e]),
-                               conv_act_f(a.act, a.alpha, a.beta, v[2 * e + 1]));
-    *reinterpret_cast<uint4 *>(a.y + o) = u;
+    for (int e = 0; e < 8; e++) v[e] = conv_act_f(a.act, a.alpha, a.beta, v[e]);
+    *reinterpret_cast<uint4 *>(a.y + o) = k_half8_pack(v);
   }
 }
 

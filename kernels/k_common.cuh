@@ -22,6 +22,26 @@ template <> __device__ __forceinline__ __nv_bfloat16 k_from_f<__nv_bfloat16>(flo
   return __float2bfloat16_rn(v);
 }
 
+// Eight halves in one 16-byte vector to floats and back (the channels-last kernels'
+// unit of access: 8 consecutive channels).
+__device__ __forceinline__ void k_half8_unpack(const uint4 &u, float *f) {
+  const __half2 *h = reinterpret_cast<const __half2 *>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    const float2 t = __half22float2(h[i]);
+    f[2 * i] = t.x;
+    f[2 * i + 1] = t.y;
+  }
+}
+
+__device__ __forceinline__ uint4 k_half8_pack(const float *f) {
+  uint4 u;
+  __half2 *h = reinterpret_cast<__half2 *>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; i++) h[i] = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
+  return u;
+}
+
 static inline unsigned k_blocks(int64_t n, int threads) {
   int64_t b = (n + threads - 1) / threads;
   // grid-stride loops cover the rest

@@ -214,24 +214,27 @@ static const char *forced_impl(void) {
   return f && *f ? f : NULL;
 }
 
+/* Makes alternative a the step's implementation without timing it: false when it does
+ * not take the problem or needs more scratch than the workspace limit allows. */
+static bool take_alt(const cuda_exec *x, conv_state *s, const conv_alt *a) {
+  void *as = NULL;
+  int64_t ws = 0;
+  if (!s->prob_ok || a->prepare(x, &s->prob, &as, &ws) != INFER_OK ||
+      (x->ws_limit > 0 && ws > x->ws_limit)) {
+    cudaGetLastError();
+    if (as && a->release) a->release(as);
+    return false;
+  }
+  s->alt = a;
+  s->alt_state = as;
+  s->alt_ws = ws;
+  return true;
+}
+
 static bool forced_variant(const cuda_exec *x, conv_state *s) {
   const char *f = forced_impl();
-  for (int i = 0; f && s->prob_ok && conv_alts[i]; i++) {
-    const conv_alt *a = conv_alts[i];
-    void *as = NULL;
-    int64_t ws = 0;
-    if (strcmp(a->name, f) != 0) continue;
-    if (a->prepare(x, &s->prob, &as, &ws) != INFER_OK ||
-        (x->ws_limit > 0 && ws > x->ws_limit)) {
-      cudaGetLastError();
-      if (as && a->release) a->release(as);
-      return false;
-    }
-    s->alt = a;
-    s->alt_state = as;
-    s->alt_ws = ws;
-    return true;
-  }
+  for (int i = 0; f && conv_alts[i]; i++)
+    if (strcmp(conv_alts[i]->name, f) == 0) return take_alt(x, s, conv_alts[i]);
   return false;
 }
 
@@ -330,18 +333,7 @@ static bool cached_algo(const cuda_exec *x, conv_state *s, const char *key) {
   if (v[3] >= 2) { /* an alternative implementation, by its index in conv_alts */
     int n = 0;
     while (conv_alts[n]) n++;
-    if (!s->prob_ok || v[3] - 2 >= n) return false;
-    const conv_alt *a = conv_alts[v[3] - 2];
-    if (a->prepare(x, &s->prob, &s->alt_state, &s->alt_ws) != INFER_OK) {
-      cudaGetLastError();
-      return false;
-    }
-    if (x->ws_limit > 0 && s->alt_ws > x->ws_limit) {
-      if (a->release) a->release(s->alt_state);
-      s->alt_state = NULL;
-      return false;
-    }
-    s->alt = a;
+    if (v[3] - 2 >= n || !take_alt(x, s, conv_alts[v[3] - 2])) return false;
   }
   return true;
 }
