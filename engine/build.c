@@ -5,7 +5,7 @@
 
 #include "../ops/op.h"
 #include "engine_internal.h"
-#include "status.h"
+#include "../core/status.h"
 
 static bool attr_allowed(const op_desc *op, const char *name) {
   for (const char *const *a = op->attrs; a && *a; a++)

@@ -14,7 +14,7 @@
 
 #include "../ops/op.h"
 #include "engine_internal.h"
-#include "status.h"
+#include "../core/status.h"
 #ifdef INFER_HAVE_CUDA
 #include "cuda/cuda_backend.h"
 #endif

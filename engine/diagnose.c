@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "diagnose.h"
-#include "status.h"
+#include "../core/status.h"
 
 void report_add(report *r, const char *fmt, ...) {
   if (r->failed) return;

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "infer.h"
+#include "../include/infer.h"
 
 typedef struct report {
   char *buf;

@@ -8,7 +8,7 @@
 #include "../ops/op.h"
 #include "engine_internal.h"
 #include "passes.h"
-#include "status.h"
+#include "../core/status.h"
 #ifdef INFER_HAVE_CUDA
 #include "cuda/cuda_backend.h"
 #endif
@@ -58,7 +58,7 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
   for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
     int before = graph_live_nodes(g), removed = 0;
     TRY(passes[k].run(g, &removed));
-    engine_log(o, "pass %s: nodes %d -> %d (%d removed)", passes[k].name, before,
+    log_info(&o->log, "pass %s: nodes %d -> %d (%d removed)", passes[k].name, before,
                graph_live_nodes(g), removed);
   }
   /* NHWC pays where tensor cores run the convolutions: fp16 on the GPU.
@@ -70,11 +70,11 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
   if (cl) {
     int before = graph_live_nodes(g), added = 0;
     TRY(pass_to_channels_last(g, &added));
-    engine_log(o, "pass to-channels-last: nodes %d -> %d (%d transposes added)", before,
+    log_info(&o->log, "pass to-channels-last: nodes %d -> %d (%d transposes added)", before,
                graph_live_nodes(g), added);
     int deferred = 0;
     TRY(pass_defer_clip(g, &deferred));
-    engine_log(o, "pass defer-clip: nodes %d -> %d (%d clips moved into depthwise readers)",
+    log_info(&o->log, "pass defer-clip: nodes %d -> %d (%d clips moved into depthwise readers)",
                graph_live_nodes(g), graph_live_nodes(g), deferred);
   }
   return INFER_OK;
@@ -116,12 +116,12 @@ static infer_status engine_build(infer_engine *e) {
   TRY(build_bind_inputs(g, o));
   int before = graph_live_nodes(g);
   TRY(pass_infer_and_fold(g, &e->dynamic));
-  engine_log(o, "pass infer-and-fold: nodes %d -> %d%s", before, graph_live_nodes(g),
+  log_info(&o->log, "pass infer-and-fold: nodes %d -> %d%s", before, graph_live_nodes(g),
              e->dynamic ? " (some shapes depend on run-time data)" : "");
   TRY(engine_run_passes(g, o));
   before = graph_live_nodes(g);
   int dead = pass_remove_dead(g);
-  engine_log(o, "pass remove-dead: nodes %d -> %d (%d removed)", before, graph_live_nodes(g),
+  log_info(&o->log, "pass remove-dead: nodes %d -> %d (%d removed)", before, graph_live_nodes(g),
              dead);
   for (int o_ = 0; o_ < g->n_outputs; o_++) {
     const value *v = &g->values[g->outputs[o_]];
@@ -141,19 +141,19 @@ static infer_status engine_build(infer_engine *e) {
     e->rows_independent =
         batch_rows_independent(g, e->steps, e->n_steps, e->rows_why, sizeof e->rows_why);
     if (o->device != INFER_DEVICE_CUDA || e->rows_independent)
-      engine_log(o, "batch: runs take any batch from 1 to %lld (the plan is made for %lld)",
+      log_info(&o->log, "batch: runs take any batch from 1 to %lld (the plan is made for %lld)",
                  (long long)e->max_batch, (long long)e->max_batch);
     else
-      engine_log(o, "batch: GPU runs take only batch %lld", (long long)e->max_batch);
+      log_info(&o->log, "batch: GPU runs take only batch %lld", (long long)e->max_batch);
     if (e->rows_independent)
-      engine_log(o, "batch: rows are computed independently (a GPU engine runs a smaller "
+      log_info(&o->log, "batch: rows are computed independently (a GPU engine runs a smaller "
                  "batch as the first rows of batch %lld)", (long long)e->max_batch);
     else
-      engine_log(o, "batch: rows may mix: %s (a GPU engine runs only batch %lld)", e->rows_why,
+      log_info(&o->log, "batch: rows may mix: %s (a GPU engine runs only batch %lld)", e->rows_why,
                  (long long)e->max_batch);
   }
   TRY(engine_size_workspace(e));
-  engine_log(o, "plan: %d steps, arena %lld bytes (naive sum of intermediates %lld bytes)",
+  log_info(&o->log, "plan: %d steps, arena %lld bytes (naive sum of intermediates %lld bytes)",
              e->n_steps, (long long)e->mem.arena_bytes, (long long)e->mem.naive_bytes);
   double t1 = now_ms();
   e->build_time.passes_ms = t1 - t0;

@@ -2,8 +2,9 @@
 #ifndef INFER_ENGINE_INTERNAL_H
 #define INFER_ENGINE_INTERNAL_H
 
-#include "graph.h"
-#include "infer.h"
+#include "../core/graph.h"
+#include "../core/log.h"
+#include "../include/infer.h"
 #include "plan.h"
 
 typedef struct input_shape {
@@ -21,9 +22,7 @@ struct infer_options {
   int64_t batch; /* 0: not set */
   int n_shapes;
   input_shape *shapes;
-  int verbose;
-  infer_log_fn log;
-  void *log_user;
+  log_sink log; /* verbosity and where lines go */
   bool cuda_graph;   /* capture runs into a CUDA graph (default on) */
   bool sync_each_op; /* synchronize after each GPU step to name failures */
   bool profile;      /* time each step of each run */
@@ -52,13 +51,6 @@ struct infer_engine {
   struct cuda_engine *cuda; /* the CUDA backend's build, when device is cuda */
 };
 
-/* Writes one formatted line to the engine's log when verbose. */
-void engine_log(const struct infer_options *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* Writes "warning: " and one formatted line to the log at every verbosity: for
- * problems the build works around (o may be NULL: stderr). */
-void engine_warn(const struct infer_options *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /* Build stages (engine/build.c, engine/passes.c) */
 infer_status build_bind_ops(graph *g);

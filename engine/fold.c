@@ -6,7 +6,7 @@
 
 #include "../ops/op.h"
 #include "engine_internal.h"
-#include "status.h"
+#include "../core/status.h"
 
 /* Checks what infer produced for output k of node i. */
 static infer_status check_output(const graph *g, int i, const tensor *t, int k) {

@@ -1,12 +1,11 @@
 /* options.c: build options, an opaque object with setters. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_internal.h"
-#include "status.h"
-#include "tensor.h"
+#include "../core/status.h"
+#include "../core/tensor.h"
 
 infer_status infer_options_create(infer_options **out) {
   if (!out) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_options_create: out is NULL");
@@ -115,7 +114,7 @@ infer_status infer_options_set_batch(infer_options *o, int64_t batch) {
 
 infer_status infer_options_set_verbose(infer_options *o, int level) {
   if (!o) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "options is NULL");
-  o->verbose = level;
+  o->log.verbose = level;
   return INFER_OK;
 }
 
@@ -158,38 +157,9 @@ infer_status infer_options_set_workspace_limit(infer_options *o, int64_t bytes) 
 
 infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user) {
   if (!o) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "options is NULL");
-  o->log = fn;
-  o->log_user = user;
+  o->log.fn = fn;
+  o->log.user = user;
   return INFER_OK;
-}
-
-static void log_line(const struct infer_options *o, const char *line) {
-  if (o && o->log)
-    o->log(o->log_user, line);
-  else
-    fprintf(stderr, "infer: %s\n", line);
-}
-
-void engine_log(const struct infer_options *o, const char *fmt, ...) {
-  if (!o->verbose) return;
-  char line[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  log_line(o, line);
-}
-
-/* Not gated by verbosity: a warning says the build did something other than asked
- * (e.g. ignored a stale cache), which a quiet caller still needs to hear about. */
-void engine_warn(const struct infer_options *o, const char *fmt, ...) {
-  char line[1024];
-  int n = snprintf(line, sizeof line, "warning: ");
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-  va_end(ap);
-  log_line(o, line);
 }
 
 #ifdef INFER_HAVE_CUDA

@@ -23,8 +23,8 @@
 
 #include <stdbool.h>
 
-#include "graph.h"
-#include "status.h"
+#include "../core/graph.h"
+#include "../core/status.h"
 
 /* Identity; Dropout in inference mode (no training_mode input, or a constant false
  * one) whose mask output is absent or unread; Reshape, Flatten, Squeeze, Unsqueeze

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "status.h"
-#include "tensor.h"
+#include "../core/status.h"
+#include "../core/tensor.h"
 
 typedef struct sized {
   int64_t size;

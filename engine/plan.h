@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "infer.h"
+#include "../include/infer.h"
 
 #define PLAN_ALIGN 256
 

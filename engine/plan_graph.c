@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
-#include "status.h"
+#include "../core/status.h"
 
 infer_status plan_graph(const graph *g, const int *steps, int n_steps,
                         const infer_dtype *storage, plan *p, int **buffer_of_out) {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/status.h"
+#include "../core/status.h"
 
 /* Data is copied byte-for-byte: the engine keeps tensors in host order, which must
  * then be the little-endian order of the files. */

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../engine/tensor.h"
+#include "../core/tensor.h"
 
 /* Parses an in-memory .npy file (versions 1.0, 2.0, 3.0). On success out->data is malloc'ed
    (caller frees). `what` (e.g. the file path) starts every error message.

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../engine/status.h"
+#include "../core/status.h"
 #include "name_map.h"
 #include "onnx.pb-c.h"
 #include "tensor_proto.h"

@@ -2,7 +2,7 @@
 #ifndef INFER_ONNX_LOADER_H
 #define INFER_ONNX_LOADER_H
 
-#include "../engine/graph.h"
+#include "../core/graph.h"
 
 /* Reads and decodes `path`, converts it to a graph (owned by the caller:
  * graph_release). External data is resolved relative to the model's folder.

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/status.h"
+#include "../core/status.h"
 #include "npy.h"
 #include "onnx.pb-c.h"
 #include "onnx_loader.h"

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../engine/status.h"
+#include "../core/status.h"
 
 static bool dtype_supported(int dt) {
   switch (dt) {

@@ -3,7 +3,7 @@
 #ifndef INFER_TENSOR_PROTO_H
 #define INFER_TENSOR_PROTO_H
 
-#include "../engine/tensor.h"
+#include "../core/tensor.h"
 #include "onnx.pb-c.h"
 
 /* Converts tp into out (out->data malloc'ed, owned by the caller). External data

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../engine/tensor.h"
+#include "../core/tensor.h"
 
 static infer_status read_ints(const node *n, const char *op, const char *name, int64_t *dst,
                               int cap, int *count, int64_t min_value) {

@@ -23,8 +23,8 @@
 #ifndef INFER_OP_H
 #define INFER_OP_H
 
-#include "../engine/graph.h"
-#include "../engine/status.h"
+#include "../core/graph.h"
+#include "../core/status.h"
 
 #define OP_NEEDS_DATA ((infer_status)100)
 #define OP_OPSET_MAX 28 /* newest default-domain opset the registry accepts */

@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/graph.h"
+#include "core/graph.h"
 #include "infer.h"
 #include "loaders/onnx_loader.h"
 #include "ops/op.h"

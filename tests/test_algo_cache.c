@@ -17,7 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/cuda/algo_cache.h"
+#include "core/log.h"
+#include "ops/cuda/algo_cache.h"
 
 static int failures;
 
@@ -42,7 +43,8 @@ static void capture(void *user, const char *line) {
   snprintf(last_warning, sizeof last_warning, "%s", line);
 }
 
-static infer_options *log_opts;
+static const log_sink log_sink_ = {0, capture, NULL};
+static const log_sink *log_opts = &log_sink_;
 static char dir[512], path[600];
 
 static void reset_log(void) {
@@ -443,9 +445,6 @@ int main(void) {
     return 2;
   }
   snprintf(path, sizeof path, "%s/algo.cache", dir);
-  if (infer_options_create(&log_opts) != INFER_OK ||
-      infer_options_set_log(log_opts, capture, NULL) != INFER_OK)
-    return 2;
   test_cold_start();
   test_round_trip();
   test_other_environment();
@@ -456,7 +455,6 @@ int main(void) {
   test_null();
   unlink(path);
   rmdir(dir);
-  infer_options_release(log_opts);
   if (failures) {
     fprintf(stderr, "test_algo_cache: %d check(s) failed\n", failures);
     return 1;

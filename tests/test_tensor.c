@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/tensor.h"
+#include "core/tensor.h"
 
 static int failures;
 #define CHECK(cond)                                                    \

@@ -474,7 +474,7 @@ static void try_capture(cuda_context *c) {
     if (graph) cudaGraphDestroy(graph);
     c->graph_exec = NULL;
     c->use_graph = false;
-    engine_warn(&c->e->opts, "cuda: graph capture failed (%s); running without CUDA graphs",
+    log_warn(&c->e->opts.log, "cuda: graph capture failed (%s); running without CUDA graphs",
                 st != INFER_OK ? infer_last_error() : cudaGetErrorString(err));
     return;
   }

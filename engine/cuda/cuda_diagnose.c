@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../diagnose.h"
-#include "cuda_check.h"
+#include "../../core/cuda_check.h"
 
 #ifndef INFER_CUDA_ARCHS
 #define INFER_CUDA_ARCHS ""

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algo_cache.h"
+#include "../../ops/cuda/algo_cache.h"
 #include "cuda_internal.h"
 
 int cuda_visible_devices(void) {
@@ -172,12 +172,12 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
 static algo_cache *cache_open(const infer_engine *e, int device) {
   char env[512];
   if (algo_cache_env(device, env, sizeof env) != INFER_OK) {
-    engine_warn(&e->opts, "algorithm cache %s not used: %s", e->opts.cache_path,
+    log_warn(&e->opts.log, "algorithm cache %s not used: %s", e->opts.cache_path,
                 infer_last_error());
     return NULL;
   }
-  algo_cache *c = algo_cache_open(e->opts.cache_path, env, &e->opts);
-  if (!c) engine_warn(&e->opts, "algorithm cache %s not used: out of memory", e->opts.cache_path);
+  algo_cache *c = algo_cache_open(e->opts.cache_path, env, &e->opts.log);
+  if (!c) log_warn(&e->opts.log, "algorithm cache %s not used: out of memory", e->opts.cache_path);
   return c;
 }
 
@@ -187,7 +187,7 @@ static void cache_close(infer_engine *e, algo_cache *c, bool built) {
   if (built) algo_cache_save(c);
   e->build_time.algo_cache_hits = algo_cache_hits(c);
   e->build_time.algo_cache_misses = algo_cache_misses(c);
-  engine_log(&e->opts, "cuda: algorithm cache %s: %d hits, %d misses", e->opts.cache_path,
+  log_info(&e->opts.log, "cuda: algorithm cache %s: %d hits, %d misses", e->opts.cache_path,
              algo_cache_hits(c), algo_cache_misses(c));
   algo_cache_close(c);
 }
@@ -232,7 +232,7 @@ static infer_status fuse_input_transposes(const infer_engine *e, cuda_engine *ce
     if (input < 0 || ce->in_transpose[input] >= 0) break;
     ce->in_transpose[input] = k;
     ce->step_skip[k] = true;
-    engine_log(&e->opts, "cuda: input '%s' is cast and transposed to NHWC in one pass",
+    log_info(&e->opts.log, "cuda: input '%s' is cast and transposed to NHWC in one pass",
                g->values[g->inputs[input]].name);
   }
   return INFER_OK;
@@ -330,7 +330,7 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
     release_locked(ce);
     return st;
   }
-  engine_log(&e->opts,
+  log_info(&e->opts.log,
              "cuda: %s (%d SMs), precision %s: weights %lld bytes, arena %lld bytes (naive sum "
              "of intermediates %lld), workspace %lld bytes, %d steps",
              ce->device_name, ce->sm_count,
@@ -368,7 +368,7 @@ static void log_impls(const infer_engine *e, const cuda_engine *ce) {
     int w = snprintf(line + len, sizeof line - len, "%s%s x%d", k ? ", " : "", name[k], count[k]);
     len = w < 0 ? sizeof line : len + (size_t)w;
   }
-  if (n) engine_log(&e->opts, "cuda: implementations chosen: %s", line);
+  if (n) log_info(&e->opts.log, "cuda: implementations chosen: %s", line);
 }
 
 void cuda_engine_release(cuda_engine *ce) {

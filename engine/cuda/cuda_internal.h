@@ -4,7 +4,7 @@
 
 #include "../../ops/cuda_op.h"
 #include "cuda_backend.h"
-#include "cuda_check.h"
+#include "../../core/cuda_check.h"
 
 typedef struct cuda_step {
   int node;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../engine/cuda/cuda_check.h"
+#include "../../core/cuda_check.h"
 #include "../../kernels/k_dtype.h"
 #include "../conv_fused.h"
 #include "conv_alt.h"

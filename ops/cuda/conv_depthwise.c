@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../../engine/cuda/cuda_check.h"
+#include "../../core/cuda_check.h"
 #include "../../kernels/conv_depthwise.h"
 #include "../../kernels/conv_depthwise3x3.h"
 #include "../../kernels/k_dtype.h"

@@ -7,7 +7,7 @@
 #include <cublasLt.h>
 #include <stdlib.h>
 
-#include "../../engine/cuda/cuda_check.h"
+#include "../../core/cuda_check.h"
 #include "../../kernels/conv_epilogue.h"
 #include "../../kernels/k_dtype.h"
 #include "conv_alt.h"

@@ -5,7 +5,7 @@
  * over their output. cuda_conv.c keeps it where it times faster. */
 #include <stdlib.h>
 
-#include "../../engine/cuda/cuda_check.h"
+#include "../../core/cuda_check.h"
 #include "../../kernels/conv_pointwise.h"
 #include "../../kernels/k_dtype.h"
 #include "conv_alt.h"

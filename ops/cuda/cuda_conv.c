@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/cuda/algo_cache.h"
-#include "../../engine/cuda/cuda_check.h"
+#include "algo_cache.h"
+#include "../../core/cuda_check.h"
 #include "../../kernels/conv_epilogue.h"
 #include "../../kernels/conv_pad.h"
 #include "../../kernels/k_dtype.h"

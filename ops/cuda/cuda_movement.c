@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/cuda/cuda_check.h"
+#include "../../core/cuda_check.h"
 #include "../../kernels/copy.h"
 #include "../../kernels/gather.h"
 #include "../../kernels/pad_resize.h"

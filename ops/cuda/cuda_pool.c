@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/cuda/cuda_check.h"
+#include "../../core/cuda_check.h"
 #include "../../kernels/pool.h"
 #include "../../kernels/reduce.h"
 #include "../conv_util.h"

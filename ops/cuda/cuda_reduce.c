@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/cuda/cuda_check.h"
+#include "../../core/cuda_check.h"
 #include "../../kernels/reduce.h"
 #include "../../kernels/softmax.h"
 #include "../cuda_op.h"

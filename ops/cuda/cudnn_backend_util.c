@@ -3,7 +3,7 @@
  * cudnn_graph_v9.h; each builder finalizes what it returns. */
 #include "cudnn_backend_util.h"
 
-#include "../../engine/cuda/cuda_check.h"
+#include "../../core/cuda_check.h"
 
 #define BE_SET(d, name, type, count, value) \
   CUDNN_TRY(cudnnBackendSetAttribute((d), (name), (type), (count), (value)))

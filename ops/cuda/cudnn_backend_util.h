@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../engine/infer.h"
+#include "../../include/infer.h"
 
 #define BE_POOL_MAX 24
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "infer.h"
+#include "../include/infer.h"
 
 typedef infer_tensor tensor;
 

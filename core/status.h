@@ -2,7 +2,7 @@
 #ifndef INFER_STATUS_H
 #define INFER_STATUS_H
 
-#include "infer.h"
+#include "../include/infer.h"
 
 /* Formats the message for the current thread and returns `code`, so failures read
  * `return infer_fail(INFER_ERR_INVALID_MODEL, "node '%s': ...", name);`. */

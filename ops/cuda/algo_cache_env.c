@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "algo_cache.h"
-#include "cuda_check.h"
+#include "../../core/cuda_check.h"
 
 /* Everything an algorithm choice (and its timing) depends on besides the op itself:
  * a different GPU model or SM count (MIG slices share the model name), driver,

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../engine_internal.h"
+#include "../../core/log.h"
 
 #define HEADER "infer-algo-cache 1"
 #define HEADER_PREFIX "infer-algo-cache "
@@ -29,7 +29,7 @@ typedef struct entry {
 struct algo_cache {
   char *path;
   char *env;
-  const struct infer_options *log;
+  const log_sink *log;
   entry *slots; /* open addressing, linear probing; cap is a power of two */
   size_t cap, count;
   bool dirty;   /* something was put since the read: save writes */
@@ -161,7 +161,7 @@ static void load(algo_cache *c) {
   if (!f) {
     /* a missing file is the cold start, not a problem */
     if (errno != ENOENT)
-      engine_warn(c->log, "algorithm cache %s cannot be read (%s): not used", c->path,
+      log_warn(c->log, "algorithm cache %s cannot be read (%s): not used", c->path,
                   strerror(errno));
     return;
   }
@@ -178,10 +178,10 @@ static void load(algo_cache *c) {
     why = line_problem(r);
   } else if (r != LINE_OK || strncmp(line, HEADER_PREFIX, strlen(HEADER_PREFIX)) != 0) {
     c->foreign = true;
-    engine_warn(c->log, "%s:1: not an algorithm cache (the first line is not \"%s\"): not "
+    log_warn(c->log, "%s:1: not an algorithm cache (the first line is not \"%s\"): not "
                 "used, and not overwritten", c->path, HEADER);
   } else if (strcmp(line, HEADER) != 0) {
-    engine_warn(c->log, "algorithm cache %s has another format (\"%s\", this build reads "
+    log_warn(c->log, "algorithm cache %s has another format (\"%s\", this build reads "
                 "\"%s\"): ignored, and replaced when saved", c->path, line, HEADER);
   } else {
     lineno = 2;
@@ -189,7 +189,7 @@ static void load(algo_cache *c) {
     if (r != LINE_OK) why = line_problem(r);
     else if (strncmp(line, "env ", 4) != 0) why = "want \"env ...\"";
     else if (strcmp(line + 4, c->env) != 0)
-      engine_warn(c->log, "algorithm cache %s was made for another environment (%s; this one: "
+      log_warn(c->log, "algorithm cache %s was made for another environment (%s; this one: "
                   "%s): ignored, and replaced when saved", c->path, line + 4, c->env);
     else
       while (!why && (r = read_line(f, line, LINE_CAP)) != LINE_EOF) {
@@ -199,7 +199,7 @@ static void load(algo_cache *c) {
   }
   if (why) {
     clear_entries(c);
-    engine_warn(c->log, "algorithm cache %s:%d: %s: the whole file is ignored, and replaced "
+    log_warn(c->log, "algorithm cache %s:%d: %s: the whole file is ignored, and replaced "
                 "when saved", c->path, lineno, why);
   }
   free(line);
@@ -207,11 +207,11 @@ static void load(algo_cache *c) {
 }
 
 algo_cache *algo_cache_open(const char *path, const char *env,
-                            const struct infer_options *log_opts) {
+                            const log_sink *log) {
   if (!path || !env) return NULL;
   algo_cache *c = calloc(1, sizeof *c);
   if (!c) return NULL;
-  c->log = log_opts;
+  c->log = log;
   c->path = strdup(path);
   size_t n = strlen(env);
   if (n > ALGO_CACHE_ENV_MAX) n = ALGO_CACHE_ENV_MAX;
@@ -247,12 +247,12 @@ void algo_cache_put(algo_cache *c, const char *key, const int64_t vals[4]) {
   if (!c) return;
   const char *why = key_problem(key);
   if (why) {
-    engine_warn(c->log, "algorithm cache: %s: entry \"%.60s%s\" not kept", why, key ? key : "",
+    log_warn(c->log, "algorithm cache: %s: entry \"%.60s%s\" not kept", why, key ? key : "",
                 key && strlen(key) > 60 ? "..." : "");
     return;
   }
   if (c->count >= MAX_ENTRIES || !reserve_one(c)) {
-    engine_warn(c->log, "algorithm cache: full or out of memory: entry %s not kept", key);
+    log_warn(c->log, "algorithm cache: full or out of memory: entry %s not kept", key);
     return;
   }
   entry *e = find_slot(c, key);
@@ -293,7 +293,7 @@ static bool write_entries(const algo_cache *c, FILE *f) {
 void algo_cache_save(algo_cache *c) {
   if (!c || !c->dirty) return;
   if (c->foreign) {
-    engine_warn(c->log, "algorithm cache not saved: %s is some other file", c->path);
+    log_warn(c->log, "algorithm cache not saved: %s is some other file", c->path);
     return;
   }
   /* A unique temporary name: two builds saving the same cache at once (threads or
@@ -318,7 +318,7 @@ void algo_cache_save(algo_cache *c) {
   bool ok = !err;
   if (!ok) {
     if (fd >= 0) unlink(tmp);
-    engine_warn(c->log, "algorithm cache %s cannot be written (%s): the choices of this build "
+    log_warn(c->log, "algorithm cache %s cannot be written (%s): the choices of this build "
                 "are not kept", c->path, strerror(err));
   } else {
     c->dirty = false;

@@ -8,7 +8,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-#include "../status.h"
+#include "status.h"
 
 #define CUDA_TRY(expr)                                                                       \
   do {                                                                                       \

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../infer.h"
+#include "../../core/log.h"
 
 struct infer_options;
 typedef struct algo_cache algo_cache;
@@ -43,10 +43,9 @@ typedef struct algo_cache algo_cache;
  * description of the environment from algo_cache_env(); a file whose env line differs
  * is stale: ignored with a warning and replaced on save. A corrupt or truncated file
  * is ignored whole with a warning naming the path and line. Warnings go through
- * log_opts' log (engine_warn; log_opts may be NULL: stderr), which must outlive the
- * cache. Returns NULL only when out of memory (or path/env is NULL). */
+ * `log` (log_warn; NULL: stderr), which must outlive the cache. Returns NULL only when out of memory (or path/env is NULL). */
 algo_cache *algo_cache_open(const char *path, const char *env,
-                            const struct infer_options *log_opts);
+                            const struct log_sink *log);
 
 /* Writes into buf the environment line for `device`: infer's version, GPU name, SM
  * count, compute capability, driver and runtime versions, cuDNN and cuBLAS versions.

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/op.h"
 #include "status.h"
 
 graph *graph_create(void) { return calloc(1, sizeof(graph)); }
