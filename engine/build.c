@@ -74,7 +74,7 @@ static const char *input_names(const graph *g, char *buf, int cap) {
 }
 
 /* Gives every graph input a concrete shape from the options. */
-infer_status build_bind_inputs(graph *g, const struct infer_options *o) {
+infer_status build_bind_inputs(graph *g, const struct infer_options *o, bool run_batch_computed) {
   char a[128], b[128];
   for (int i = 0; i < o->n_shapes; i++) {
     if (!o->shapes[i].name) {
@@ -111,9 +111,9 @@ infer_status build_bind_inputs(graph *g, const struct infer_options *o) {
     }
     if (o->batch > 0 && v->t.rank > 0 && v->t.dims[0] < 0) {
       v->t.dims[0] = o->batch;
-      /* on the CPU a run may use any batch up to this one; the CUDA backend runs
-       * the batch it was built for */
-      v->shape_dep = o->device != INFER_DEVICE_CUDA;
+      /* where the backend computes the run's batch, a run may use any batch up to this
+       * one; other backends run the batch they were built for */
+      v->shape_dep = run_batch_computed;
       v->batch_input = true;
     }
     for (int k = 0; k < v->t.rank; k++)

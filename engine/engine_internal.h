@@ -40,7 +40,6 @@ struct infer_engine {
   int n_steps;
   int *steps; /* node indices, in run order */
   plan mem;   /* offsets of intermediates in one arena */
-  int64_t ws_bytes; /* CPU scratch of the largest static step */
   int64_t max_batch; /* > 0: inputs with a batch dim accept any batch up to it */
   /* GPU engines run a smaller batch as the build batch's first rows, only when every
    * row is computed from its own input rows (engine/batch_rows.c); else why not */
@@ -48,13 +47,16 @@ struct infer_engine {
   char rows_why[320];
   infer_build_timing build_time;
   int *buffer_of; /* value id -> plan buffer index, -1 if not planned */
-  struct cuda_engine *cuda; /* the CUDA backend's build, when device is cuda */
+  const struct backend *be; /* the device's backend (engine/backend.h) */
+  void *be_state;           /* its build */
 };
 
 
 /* Build stages (engine/build.c, engine/passes.c) */
 infer_status build_bind_ops(graph *g);
-infer_status build_bind_inputs(graph *g, const struct infer_options *o);
+/* run_batch_computed: the backend computes a smaller flexible batch's rows itself
+ * (backend.computes_run_batch), so batch inputs may change size per run. */
+infer_status build_bind_inputs(graph *g, const struct infer_options *o, bool run_batch_computed);
 /* Shape inference with constant folding; sets *dynamic when some shapes wait
  * for run-time data. */
 infer_status pass_infer_and_fold(graph *g, bool *dynamic);

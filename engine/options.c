@@ -161,15 +161,3 @@ infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user
   o->log.user = user;
   return INFER_OK;
 }
-
-#ifdef INFER_HAVE_CUDA
-int cuda_visible_devices(void); /* engine/cuda/cuda_engine.c */
-#endif
-
-int infer_device_count(infer_device d) {
-  if (d == INFER_DEVICE_CPU) return 1;
-#ifdef INFER_HAVE_CUDA
-  if (d == INFER_DEVICE_CUDA) return cuda_visible_devices();
-#endif
-  return 0;
-}

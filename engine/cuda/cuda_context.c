@@ -76,16 +76,16 @@ static int env_count(const char *name, int fallback) {
 static infer_status create_locked(infer_engine *e, cuda_context **out);
 static void release_locked(cuda_context *c);
 
-infer_status cuda_context_create(infer_engine *e, cuda_context **out) {
+infer_status cuda_context_create(infer_engine *e, void **out) {
   cuda_device_work_begin();
-  infer_status st = create_locked(e, out);
+  infer_status st = create_locked(e, (cuda_context **)out);
   cuda_device_work_end();
   return st;
 }
 
 static infer_status create_locked(infer_engine *e, cuda_context **out) {
   *out = NULL;
-  cuda_engine *ce = e->cuda;
+  cuda_engine *ce = e->be_state;
   const graph *g = e->g;
   cuda_context *c = calloc(1, sizeof *c);
   if (!c) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
@@ -203,7 +203,8 @@ fail:
   return st;
 }
 
-void cuda_context_release(cuda_context *c) {
+void cuda_context_release(void *ctx) {
+  cuda_context *c = ctx;
   if (!c) return;
   cuda_device_work_begin();
   release_locked(c);
@@ -247,7 +248,10 @@ static void release_locked(cuda_context *c) {
   free(c);
 }
 
-infer_status cuda_context_set_input(cuda_context *c, int index, const void *data, int64_t bytes) {
+infer_status cuda_context_set_input(void *ctx, int index, const infer_tensor *t) {
+  cuda_context *c = ctx;
+  const void *data = t->data;
+  int64_t bytes = tensor_nbytes(t);
   if (c->in_bind[index]) {
     /* host data replaces the device binding: the captured graph copies from it */
     c->in_bind[index] = NULL;
@@ -281,26 +285,43 @@ static infer_status check_device_ptr(const cuda_context *c, const void *ptr, con
   return INFER_OK;
 }
 
-infer_status cuda_context_bind_input(cuda_context *c, int index, const void *ptr) {
+infer_status cuda_context_bind_input(void *ctx, int index, const void *ptr) {
+  cuda_context *c = ctx;
   if (ptr) TRY(check_device_ptr(c, ptr, "input", c->e->g->values[c->e->g->inputs[index]].name));
   if (c->in_bind[index] != ptr) c->graph_stale = true;
   c->in_bind[index] = ptr;
   return INFER_OK;
 }
 
-infer_status cuda_context_bind_output(cuda_context *c, int index, void *ptr) {
+infer_status cuda_context_bind_output(void *ctx, int index, void *ptr) {
+  cuda_context *c = ctx;
   if (ptr) TRY(check_device_ptr(c, ptr, "output", c->e->g->values[c->e->g->outputs[index]].name));
   if (c->out_bind[index] != ptr) c->graph_stale = true;
   c->out_bind[index] = ptr;
   return INFER_OK;
 }
 
-bool cuda_context_input_bound(const cuda_context *c, int index) { return c->in_bind[index] != NULL; }
-bool cuda_context_output_bound(const cuda_context *c, int index) { return c->out_bind[index] != NULL; }
+bool cuda_context_input_bound(const void *ctx, int index) {
+  return ((const cuda_context *)ctx)->in_bind[index] != NULL;
+}
+bool cuda_context_output_bound(const void *ctx, int index) {
+  return ((const cuda_context *)ctx)->out_bind[index] != NULL;
+}
 
-void *cuda_context_output(cuda_context *c, int index) {
+infer_status cuda_context_output(void *ctx, int index, int64_t run_batch, infer_tensor *out) {
+  cuda_context *c = ctx;
+  const graph *g = c->e->g;
   /* staging last written by an earlier run must not pass for this run's output */
-  return c->out_staged[index] ? c->out_host[index] : NULL;
+  if (!c->out_staged[index])
+    return infer_fail(INFER_ERR_RUNTIME, "output '%s' is not available here: the last run "
+                      "wrote it to the device memory bound then; run again to read it here",
+                      g->values[g->outputs[index]].name);
+  *out = g->values[g->outputs[index]].t;
+  out->data = c->out_host[index];
+  /* a smaller run batch: the first rows of the build batch's output */
+  if (g->values[g->outputs[index]].shape_dep && run_batch > 0 && out->rank > 0)
+    out->dims[0] = run_batch;
+  return INFER_OK;
 }
 
 /* Everything a run enqueues, in order. */
@@ -392,7 +413,8 @@ static infer_status enqueue_run(cuda_context *c) {
   return INFER_OK;
 }
 
-infer_status cuda_context_profile(cuda_context *c, infer_step_profile *prof) {
+infer_status cuda_context_profile(void *ctx, infer_step_profile *prof) {
+  cuda_context *c = ctx;
   const graph *g = c->e->g;
   for (int k = 0; k < c->ce->n_steps; k++) {
     const cuda_step *cs = &c->ce->steps[k];
@@ -411,7 +433,8 @@ infer_status cuda_context_profile(cuda_context *c, infer_step_profile *prof) {
   return INFER_OK;
 }
 
-infer_status cuda_context_timing(cuda_context *c, infer_run_timing *t) {
+infer_status cuda_context_timing(const void *ctx, infer_run_timing *t) {
+  const cuda_context *c = ctx;
   float ms[3];
   for (int i = 0; i < 3; i++) CUDA_TRY(cudaEventElapsedTime(&ms[i], c->ev[i], c->ev[i + 1]));
   t->h2d_ms = ms[0];
@@ -481,13 +504,15 @@ static void try_capture(cuda_context *c) {
   c->graph = graph;
 }
 
-infer_status cuda_context_health(const cuda_context *c) {
+infer_status cuda_context_health(const void *ctx) {
+  const cuda_context *c = ctx;
   if (!c->failed) return INFER_OK;
   return infer_fail(INFER_ERR_RUNTIME, "the context failed and cannot be used again: %s",
                     c->failure);
 }
 
-infer_status cuda_context_run(cuda_context *c) {
+infer_status cuda_context_run(void *ctx) {
+  cuda_context *c = ctx;
   if (c->failed)
     return infer_fail(INFER_ERR_RUNTIME, "the context failed in an earlier run and cannot be "
                       "used again: %s", c->failure);

@@ -242,9 +242,9 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out);
 static void release_locked(cuda_engine *ce);
 static void log_impls(const infer_engine *e, const cuda_engine *ce);
 
-infer_status cuda_engine_build(infer_engine *e, cuda_engine **out) {
+infer_status cuda_engine_build(infer_engine *e, void **out) {
   cuda_device_work_begin();
-  infer_status st = build_locked(e, out);
+  infer_status st = build_locked(e, (cuda_engine **)out);
   cuda_device_work_end();
   return st;
 }
@@ -371,7 +371,8 @@ static void log_impls(const infer_engine *e, const cuda_engine *ce) {
   if (n) log_info(&e->opts.log, "cuda: implementations chosen: %s", line);
 }
 
-void cuda_engine_release(cuda_engine *ce) {
+void cuda_engine_release(void *state) {
+  cuda_engine *ce = state;
   if (!ce) return;
   cuda_device_work_begin();
   release_locked(ce);
@@ -396,9 +397,33 @@ static void release_locked(cuda_engine *ce) {
   free(ce);
 }
 
-void cuda_engine_memory(const cuda_engine *ce, infer_memory_info *m) {
+void cuda_engine_memory(const infer_engine *e, infer_memory_info *m) {
+  const cuda_engine *ce = e->be_state;
   m->weights = ce->weights_bytes;
   m->arena = ce->mem.arena_bytes;
   m->workspace = ce->ws_bytes;
   m->naive = ce->mem.naive_bytes;
 }
+
+const backend cuda_backend = {
+    .name = "cuda",
+    .device = INFER_DEVICE_CUDA,
+    .computes_run_batch = false,
+    .device_count = cuda_visible_devices,
+    .diagnose = cuda_diagnose,
+    .build = cuda_engine_build,
+    .release = cuda_engine_release,
+    .memory = cuda_engine_memory,
+    .context_create = cuda_context_create,
+    .context_release = cuda_context_release,
+    .set_input = cuda_context_set_input,
+    .bind_input = cuda_context_bind_input,
+    .bind_output = cuda_context_bind_output,
+    .input_bound = cuda_context_input_bound,
+    .output_bound = cuda_context_output_bound,
+    .run = cuda_context_run,
+    .health = cuda_context_health,
+    .output = cuda_context_output,
+    .profile = cuda_context_profile,
+    .timing = cuda_context_timing,
+};
