@@ -33,12 +33,12 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
     log_info(&o->log, "pass %s: nodes %d -> %d (%d removed)", passes[k].name, before,
                graph_live_nodes(g), removed);
   }
-  /* NHWC pays where tensor cores run the convolutions: fp16 on the GPU.
-   * INFER_CHANNELS_LAST=0 keeps NCHW (to measure the difference); =1 forces the pass
+  /* NHWC pays where tensor cores run the convolutions: fp16 on the GPU. Config
+   * channels_last=0 keeps NCHW (to measure the difference); =1 forces the pass
    * elsewhere too (the CPU then checks it, slowly). */
-  const char *env = getenv("INFER_CHANNELS_LAST");
+  const char *set = config_get(&o->cfg, "channels_last");
   bool cl = o->device == INFER_DEVICE_CUDA && o->precision == INFER_PRECISION_FP16;
-  if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) cl = env[0] == '1';
+  if (set && strcmp(set, "auto") != 0) cl = set[0] == '1';
   if (cl) {
     int before = graph_live_nodes(g), added = 0;
     TRY(pass_to_channels_last(g, &added));
@@ -142,10 +142,17 @@ infer_status infer_engine_load(const char *model_path, const infer_options *opts
   if (!e) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   if (opts) e->opts = *opts;
   else e->opts.cuda_graph = true;
+  memset(&e->opts.cfg, 0, sizeof e->opts.cfg); /* the engine's own copy, below */
+  infer_status cs = opts ? config_copy(&opts->cfg, &e->opts.cfg) : INFER_OK;
+  if (cs != INFER_OK) {
+    free(e);
+    return cs;
+  }
   e->opts.shapes = NULL; /* only needed while building */
   e->opts.n_shapes = 0;
   e->be = backend_for(e->opts.device);
   if (!e->be) {
+    config_clear(&e->opts.cfg);
     free(e);
     return infer_fail(INFER_ERR_DEVICE, "this build of infer has no CUDA backend (rebuild with "
                       "the CUDA toolkit and -DINFER_CUDA=ON); use the CPU device");
@@ -176,6 +183,7 @@ infer_status infer_engine_load(const char *model_path, const infer_options *opts
 void infer_engine_release(infer_engine *e) {
   if (!e) return;
   if (e->be_state) e->be->release(e->be_state);
+  config_clear(&e->opts.cfg);
   graph_release(e->g);
   plan_free(&e->mem);
   free(e->steps);

@@ -3,6 +3,7 @@
 #define INFER_ENGINE_INTERNAL_H
 
 #include "../core/graph.h"
+#include "../core/config.h"
 #include "../core/log.h"
 #include "../include/infer.h"
 #include "plan.h"
@@ -30,6 +31,7 @@ struct infer_options {
   /* algorithm cache file (CUDA), NULL when off; owned by the options object, and
    * in an engine's copy only while it builds */
   char *cache_path;
+  config cfg; /* infer_options_set_config entries; the engine holds a copy */
 };
 
 struct infer_engine {

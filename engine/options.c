@@ -23,6 +23,7 @@ void infer_options_release(infer_options *o) {
   }
   free(o->shapes);
   free(o->cache_path);
+  config_clear(&o->cfg);
   free(o);
 }
 
@@ -160,4 +161,9 @@ infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user
   o->log.fn = fn;
   o->log.user = user;
   return INFER_OK;
+}
+
+infer_status infer_options_set_config(infer_options *o, const char *key, const char *value) {
+  if (!o || !key) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_options_set_config: NULL argument");
+  return config_set(&o->cfg, key, value);
 }

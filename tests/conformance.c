@@ -79,6 +79,9 @@ static int read_set(const char *model, const char *set_dir, const char *kind, in
   return n;
 }
 
+/* --diff: GPU contexts poison their memory before each run (config cuda.poison) */
+static bool poison_device;
+
 /* Builds the model for (device, precision) with the shapes of `ins`, runs it once
  * on `ins` and copies the outputs into outs (malloc'ed). */
 static enum result engine_run(const char *model, infer_device device, infer_precision precision,
@@ -88,6 +91,7 @@ static enum result engine_run(const char *model, infer_device device, infer_prec
   infer_options_create(&o);
   infer_options_set_device(o, device, 0);
   infer_options_set_precision(o, precision);
+  if (poison_device && device == INFER_DEVICE_CUDA) infer_options_set_config(o, "cuda.poison", "1");
   for (int i = 0; i < n_in; i++) infer_options_set_input_shape_at(o, i, ins[i].rank, ins[i].dims);
   infer_engine *e;
   infer_status s = infer_engine_load(model, o, &e);
@@ -188,7 +192,7 @@ static enum result run_data_set(const config *cfg, infer_device device, infer_pr
 /* Differential mode: the data set's inputs with every float input replaced by
  * seeded random values, run on the CPU and on cfg's device; outputs compared by
  * normalized mean squared error, with NaNs required in the same places. (The GPU
- * context poisons its memory before the run when INFER_POISON=1, which the
+ * context poisons its memory before the run (config cuda.poison=1), which the
  * runner sets, so unwritten outputs show up as NaN.) */
 static enum result diff_data_set(const config *cfg, const char *model, const char *set_dir,
                                  char *msg, size_t cap) {
@@ -459,7 +463,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--jobs") == 0) { jobs = atoi(v) > 0 ? atoi(v) : 1; i++; }
     else if (strcmp(argv[i], "--diff") == 0) {
       cfg.diff = cfg.compare_cpu = true;
-      setenv("INFER_POISON", "1", 1);
+      poison_device = true;
     }
     else if (strcmp(argv[i], "--min-ratio") == 0) { cfg.min_ratio = atof(v); i++; }
     else { fprintf(stderr, "conformance: unknown option %s\n", argv[i]); return 2; }

@@ -13,13 +13,13 @@
  *
  * Test hook (tests/test_failures.c --device cuda): no op fails on the GPU on demand
  * without breaking the whole CUDA context (a faulting kernel poisons every context of
- * the process), so a context created while INFER_FAIL_STEP=k is set (k >= 0; past the
- * last step means the last) fails one run at step k the way an op's run failing there
- * would: that run is enqueued eagerly (not replayed from the CUDA graph), steps before
- * k really run, step k returns INFER_ERR_RUNTIME ("failure injected by the test hook
- * INFER_FAIL_STEP=k") and the context is failed for good. The failing run is the
- * (n+1)-th one for INFER_FAIL_AFTER=n (default 0: the first). Both variables are read
- * once, at context creation; unset, the hook costs one test per run and per step. */
+ * the process), so an engine built with the config entry test.fail_step=k (k >= 0; past
+ * the last step means the last) fails one run of each context at step k the way an op's
+ * run failing there would: that run is enqueued eagerly (not replayed from the CUDA
+ * graph), steps before k really run, step k returns INFER_ERR_RUNTIME ("failure injected
+ * by the test hook test.fail_step") and the context is failed for good. The failing run
+ * is the (n+1)-th one for test.fail_after=n (default 0: the first). The hook swaps step
+ * k's op for one that fails, for that one enqueue: the step loop knows nothing of it. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,14 +49,14 @@ struct cuda_context {
   bool graph_stale; /* a binding changed since the capture: capture again */
   bool use_graph, sync_each_op;
   unsigned event_flags; /* cudaEventRecordExternal while capturing */
-  bool poison; /* INFER_POISON=1: fill the arena and outputs with NaN bytes before
-                * each run, so unwritten elements show up in tests */
+  bool poison; /* config cuda.poison=1: fill the arena and outputs with NaN bytes
+                * before each run, so unwritten elements show up in tests */
   bool failed;
   int eager_runs; /* completed runs without a graph (the first one warms up) */
-  int fail_step;  /* the test hook (INFER_FAIL_STEP, top of the file): -1 when off */
-  int fail_after; /* runs before the one that fails (INFER_FAIL_AFTER) */
+  int fail_step;  /* the test hook (test.fail_step, top of the file): -1 when off */
+  int fail_after; /* runs before the one that fails (test.fail_after) */
   int hook_runs;  /* runs started while the hook is on */
-  bool inject;    /* this enqueue fails at step fail_step */
+  const cuda_op **ops; /* per step, what runs it: the engine's, or fail_op for a hooked run */
   char failure[1024];
   cudaEvent_t ev[4]; /* before H2D, after H2D, after the steps, after D2H */
   cudaEvent_t *step_ev; /* profiling: one before each step and one after the last */
@@ -64,14 +64,20 @@ struct cuda_context {
 
 static int64_t bytes_of(const value *v) { return tensor_nbytes(&v->t); }
 
-/* A non-negative decimal from the environment, or `fallback` (unset or malformed). */
-static int env_count(const char *name, int fallback) {
-  const char *s = getenv(name);
-  if (!s || !*s) return fallback;
-  char *end = NULL;
-  long v = strtol(s, &end, 10);
-  return *end || v < 0 || v > INT_MAX ? fallback : (int)v;
+static infer_status injected_failure(const cuda_exec *x, const node *n, const void *params,
+                                     const void *state, const tensor *const *in,
+                                     tensor *const *out) {
+  return infer_fail(INFER_ERR_RUNTIME, "failure injected by the test hook test.fail_step");
 }
+static const cuda_op fail_op = {.name = "injected failure", .run = injected_failure};
+
+/* A Transpose that the input cast already did (cuda_engine.in_transpose). */
+static infer_status done_by_input_cast(const cuda_exec *x, const node *n, const void *params,
+                                       const void *state, const tensor *const *in,
+                                       tensor *const *out) {
+  return INFER_OK;
+}
+static const cuda_op skip_op = {.name = "done by the input cast", .run = done_by_input_cast};
 
 static infer_status create_locked(infer_engine *e, cuda_context **out);
 static void release_locked(cuda_context *c);
@@ -95,14 +101,12 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
   c->n_out = g->n_outputs;
   c->use_graph = e->opts.cuda_graph;
   c->sync_each_op = e->opts.sync_each_op;
-  const char *env = getenv("INFER_SYNC");
-  if (env && strcmp(env, "1") == 0) c->sync_each_op = true;
   if (c->sync_each_op) c->use_graph = false;
-  env = getenv("INFER_POISON");
-  c->poison = env && strcmp(env, "1") == 0;
-  c->fail_step = env_count("INFER_FAIL_STEP", -1);
+  const config *cfg = &e->opts.cfg;
+  c->poison = config_flag(cfg, "cuda.poison", false);
+  c->fail_step = config_int(cfg, "test.fail_step", -1);
   if (c->fail_step >= ce->n_steps) c->fail_step = ce->n_steps - 1;
-  c->fail_after = c->fail_step >= 0 ? env_count("INFER_FAIL_AFTER", 0) : 0;
+  c->fail_after = c->fail_step >= 0 ? config_int(cfg, "test.fail_after", 0) : 0;
   c->vals = calloc((size_t)g->n_values + 1, sizeof(tensor));
   c->in = calloc((size_t)ce->max_io, sizeof *c->in);
   c->out = calloc((size_t)ce->max_io, sizeof *c->out);
@@ -115,9 +119,12 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
   c->in_bind = calloc((size_t)c->n_in + 1, sizeof(void *));
   c->out_bind = calloc((size_t)c->n_out + 1, sizeof(void *));
   c->out_staged = calloc((size_t)c->n_out + 1, sizeof(bool));
+  c->ops = calloc((size_t)ce->n_steps + 1, sizeof *c->ops);
+  for (int k = 0; c->ops && k < ce->n_steps; k++)
+    c->ops[k] = ce->step_skip[k] ? &skip_op : ce->steps[k].op;
   infer_status st = INFER_OK;
   if (!c->vals || !c->in || !c->out || !c->in_host || !c->in_dev || !c->in_bytes || !c->out_host ||
-      !c->out_dev || !c->out_bytes || !c->in_bind || !c->out_bind || !c->out_staged) {
+      !c->out_dev || !c->out_bytes || !c->in_bind || !c->out_bind || !c->out_staged || !c->ops) {
     st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
     goto fail;
   }
@@ -245,6 +252,7 @@ static void release_locked(cuda_context *c) {
   free(c->in_bind);
   free(c->out_bind);
   free(c->out_staged);
+  free(c->ops);
   free(c);
 }
 
@@ -377,12 +385,7 @@ static infer_status enqueue_run(cuda_context *c) {
     for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
     for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
     if (c->step_ev) CUDA_TRY(cudaEventRecord(c->step_ev[k], s));
-    infer_status st = c->inject && k == c->fail_step
-                          ? infer_fail(INFER_ERR_RUNTIME, "failure injected by the test hook "
-                                       "INFER_FAIL_STEP=%d", k)
-                      : ce->step_skip && ce->step_skip[k]
-                          ? INFER_OK /* done by the input cast (in_transpose) */
-                          : cs->op->run(&c->x, n, n->params, cs->state, c->in, c->out);
+    infer_status st = c->ops[k]->run(&c->x, n, n->params, cs->state, c->in, c->out);
     if (st == INFER_OK && c->sync_each_op) {
       cudaError_t err = cudaStreamSynchronize(s);
       if (err == cudaSuccess) err = cudaGetLastError();
@@ -530,14 +533,14 @@ infer_status cuda_context_run(void *ctx) {
     if (err != cudaSuccess)
       st = infer_fail(INFER_ERR_RUNTIME, "cudaGraphLaunch failed: %s", cudaGetErrorString(err));
   } else {
-    c->inject = inject;
+    if (inject) c->ops[c->fail_step] = &fail_op;
     st = enqueue_run(c);
-    c->inject = false;
+    if (inject) c->ops[c->fail_step] = c->ce->step_skip[c->fail_step] ? &skip_op : c->ce->steps[c->fail_step].op;
   }
   cudaError_t err = cudaStreamSynchronize(s);
   if (st == INFER_OK && err != cudaSuccess)
-    st = infer_fail(INFER_ERR_RUNTIME, "the run failed on the device: %s (rerun with "
-                    "INFER_SYNC=1 to name the failing step)", cudaGetErrorString(err));
+    st = infer_fail(INFER_ERR_RUNTIME, "the run failed on the device: %s (build with "
+                    "infer_options_set_sync_each_op to name the failing step)", cudaGetErrorString(err));
   if (st != INFER_OK) {
     /* a device error can poison the CUDA context; never hand out outputs again */
     c->failed = true;

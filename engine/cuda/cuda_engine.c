@@ -312,6 +312,7 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   memset(&x, 0, sizeof x);
   if (st == INFER_OK) st = cuda_exec_open(&x, ce->device, ce->precision, ce->needs);
   x.ws_limit = e->opts.workspace_limit > 0 ? e->opts.workspace_limit : (int64_t)1 << 30;
+  x.cfg = &e->opts.cfg;
   algo_cache *cache = NULL;
   if (st == INFER_OK && e->opts.cache_path) x.algo_cache = cache = cache_open(e, ce->device);
   if (st == INFER_OK) st = prepare_steps(e, ce, &x);
