@@ -26,7 +26,8 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
                 {"fold-conv-bn", pass_fold_conv_bn},
                 {"cancel-transposes", pass_cancel_transposes},
                 {"fuse-chains", pass_fuse_chains},
-                {"fuse-conv-epilogue", pass_fuse_conv_epilogue}};
+                {"fuse-conv-epilogue", pass_fuse_conv_epilogue},
+                {"fuse-matmul-epilogue", pass_fuse_matmul_epilogue}};
   for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
     int before = graph_live_nodes(g), removed = 0;
     TRY(passes[k].run(g, &removed));
@@ -105,7 +106,7 @@ static infer_status engine_build(infer_engine *e) {
   if (!e->steps) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].removed) e->steps[e->n_steps++] = i;
-  TRY(plan_graph(g, e->steps, e->n_steps, NULL, &e->mem, &e->buffer_of));
+  TRY(plan_graph(g, e->steps, e->n_steps, NULL, NULL, &e->mem, &e->buffer_of));
   if (!e->be->computes_run_batch) mark_batch_values(g);
   for (int i = 0; i < g->n_inputs; i++)
     if (g->values[g->inputs[i]].shape_dep) e->max_batch = g->values[g->inputs[i]].t.dims[0];

@@ -74,9 +74,11 @@ int graph_live_nodes(const graph *g);
 void step_cost(const node *n, const tensor *const *in, tensor *const *out, double *flops,
                double *bytes);
 /* Plans one arena for the values the steps read and write (engine/plan_graph.c).
- * storage[v] overrides value v's dtype (device precision); NULL keeps them.
+ * storage[v] overrides value v's dtype (device precision); NULL keeps them. alias_of[v]
+ * (NULL: none) names the value whose bytes v shares (a view), or -1.
  * *buffer_of (malloc'ed) maps value id -> buffer index in p, or -1. */
 infer_status plan_graph(const graph *g, const int *steps, int n_steps,
-                        const infer_dtype *storage, plan *p, int **buffer_of);
+                        const infer_dtype *storage, const int *alias_of, plan *p,
+                        int **buffer_of);
 
 #endif

@@ -71,6 +71,7 @@ extern const op_desc *const ops_matmul[];
 extern const op_desc *const ops_reduce[];
 extern const op_desc *const ops_shape[];
 extern const op_desc *const ops_movement[];
+extern const op_desc *const ops_matmul_fused[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 

@@ -71,13 +71,14 @@ static infer_status injected_failure(const cuda_exec *x, const node *n, const vo
 }
 static const cuda_op fail_op = {.name = "injected failure", .run = injected_failure};
 
-/* A Transpose that the input cast already did (cuda_engine.in_transpose). */
+/* A step whose bytes are already in place: a Transpose the input cast did
+ * (cuda_engine.in_transpose), or a view (cuda_engine.alias_of). */
 static infer_status done_by_input_cast(const cuda_exec *x, const node *n, const void *params,
                                        const void *state, const tensor *const *in,
                                        tensor *const *out) {
   return INFER_OK;
 }
-static const cuda_op skip_op = {.name = "done by the input cast", .run = done_by_input_cast};
+static const cuda_op skip_op = {.name = "nothing to do", .run = done_by_input_cast};
 
 static infer_status create_locked(infer_engine *e, cuda_context **out);
 static void release_locked(cuda_context *c);
@@ -121,7 +122,7 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
   c->out_staged = calloc((size_t)c->n_out + 1, sizeof(bool));
   c->ops = calloc((size_t)ce->n_steps + 1, sizeof *c->ops);
   for (int k = 0; c->ops && k < ce->n_steps; k++)
-    c->ops[k] = ce->step_skip[k] ? &skip_op : ce->steps[k].op;
+    c->ops[k] = ce->step_skip[k] != STEP_RUNS ? &skip_op : ce->steps[k].op;
   infer_status st = INFER_OK;
   if (!c->vals || !c->in || !c->out || !c->in_host || !c->in_dev || !c->in_bytes || !c->out_host ||
       !c->out_dev || !c->out_bytes || !c->in_bind || !c->out_bind || !c->out_staged || !c->ops) {
@@ -427,11 +428,14 @@ infer_status cuda_context_profile(void *ctx, infer_step_profile *prof) {
     for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
     for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
     prof[k].ms = ms;
-    prof[k].impl = cs->op->impl ? cs->op->impl(cs->state)
-                   : (cs->op->needs & CUDA_NEEDS_CUDNN)  ? "cudnn"
-                   : (cs->op->needs & CUDA_NEEDS_CUBLAS) ? "cublas"
-                                                         : "kernel";
+    prof[k].impl = c->ce->step_skip[k] == STEP_VIEW         ? "view (no copy)"
+                   : c->ce->step_skip[k] == STEP_INPUT_CAST ? "done by the input cast"
+                   : cs->op->impl                          ? cs->op->impl(cs->state)
+                   : (cs->op->needs & CUDA_NEEDS_CUDNN)     ? "cudnn"
+                   : (cs->op->needs & CUDA_NEEDS_CUBLAS)    ? "cublas"
+                                                            : "kernel";
     step_cost(n, c->in, c->out, &prof[k].flops, &prof[k].bytes);
+    if (c->ce->step_skip[k] != STEP_RUNS) prof[k].flops = prof[k].bytes = 0;
   }
   return INFER_OK;
 }
@@ -535,7 +539,9 @@ infer_status cuda_context_run(void *ctx) {
   } else {
     if (inject) c->ops[c->fail_step] = &fail_op;
     st = enqueue_run(c);
-    if (inject) c->ops[c->fail_step] = c->ce->step_skip[c->fail_step] ? &skip_op : c->ce->steps[c->fail_step].op;
+    if (inject)
+      c->ops[c->fail_step] = c->ce->step_skip[c->fail_step] != STEP_RUNS ? &skip_op
+                                                                         : c->ce->steps[c->fail_step].op;
   }
   cudaError_t err = cudaStreamSynchronize(s);
   if (st == INFER_OK && err != cudaSuccess)
