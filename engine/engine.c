@@ -26,6 +26,7 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
                 {"fold-conv-bn", pass_fold_conv_bn},
                 {"cancel-transposes", pass_cancel_transposes},
                 {"fuse-chains", pass_fuse_chains},
+                {"fuse-attention", pass_fuse_attention},
                 {"fuse-conv-epilogue", pass_fuse_conv_epilogue},
                 {"fuse-matmul-epilogue", pass_fuse_matmul_epilogue}};
   for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {

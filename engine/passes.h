@@ -62,6 +62,11 @@ infer_status pass_fuse_conv_epilogue(graph *g, int *removed);
  * chain's last node was (engine/pass_matmul_epilogue.c). */
 infer_status pass_fuse_matmul_epilogue(graph *g, int *removed);
 
+/* MatMul -> [scale] -> Softmax(last axis) -> MatMul, with the movement ops around its
+ * operands and its output folded into strided views, -> one FusedAttention (domain
+ * infer) (engine/pass_attention.c). */
+infer_status pass_fuse_attention(graph *g, int *removed);
+
 /* fp16 GPU builds only (after the others): 2-D convolutions and the elementwise
  * ops, Concats and pools between them on NHWC data; Transposes where NCHW readers
  * remain (engine/pass_channels_last.c). *added: Transpose nodes added. */

@@ -72,6 +72,7 @@ extern const op_desc *const ops_reduce[];
 extern const op_desc *const ops_shape[];
 extern const op_desc *const ops_movement[];
 extern const op_desc *const ops_matmul_fused[];
+extern const op_desc *const ops_attention_fused[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 
