@@ -50,6 +50,13 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
     TRY(pass_defer_clip(g, &deferred));
     log_info(&o->log, "pass defer-clip: nodes %d -> %d (%d clips moved into depthwise readers)",
                graph_live_nodes(g), graph_live_nodes(g), deferred);
+    /* the NCHW <-> NHWC permutes it made Identities may have stood between a product
+     * and its epilogue (ConvNeXt's layer scale and residual) */
+    before = graph_live_nodes(g);
+    int removed = 0;
+    TRY(pass_fuse_matmul_epilogue(g, &removed));
+    log_info(&o->log, "pass fuse-matmul-epilogue (channels-last): nodes %d -> %d (%d removed)",
+             before, graph_live_nodes(g), removed);
   }
   return INFER_OK;
 }

@@ -1,5 +1,6 @@
-/* pass_matmul_epilogue.c: MatMul (B a constant matrix) or Gemm -> [Add bias] -> [Add Z]
- * -> [Relu | Gelu] becomes one FusedMatMul (domain infer, ops/matmul_fused.h):
+/* pass_matmul_epilogue.c: MatMul (B a constant matrix) or Gemm -> [Mul by a constant per
+ * column] -> [Add bias] -> [Add Z] -> [Relu | Gelu], Identities between passing, becomes
+ * one FusedMatMul (domain infer, ops/matmul_fused.h); a FusedMatMul grows the same way:
  * Y = act(alpha * A . op(B) + bias + Z). Linear layers export as exactly these chains
  * (MatMul + Add for 3-D inputs, Gemm for 2-D ones), and cuBLASLt's epilogue then does
  * the bias, the residual (its C matrix) and the activation in the product's own kernel
@@ -94,52 +95,110 @@ static bool product_of(const graph *g, const node *n, product *p) {
   return false; /* a C that broadcasts otherwise: left to Gemm */
 }
 
-static infer_status fuse_at(graph *g, int i, int *readers, int *removed) {
+/* FusedMatMul's own product and epilogue, to extend (the pass runs again after
+ * to-channels-last, where the layer scales and residuals of ConvNeXt become reachable). */
+static bool fused_of(const graph *g, const node *n, product *p, matmul_act *act) {
+  memset(p, 0, sizeof *p);
+  p->bias = p->z = -1;
+  p->bias_scale = 1;
+  if (n->removed || strcmp(n->op_type, "FusedMatMul") != 0 || strcmp(n->domain, "infer") != 0 ||
+      !n->params || !is_const(g, n->inputs[1]))
+    return false;
+  const fused_matmul_params *fp = n->params;
+  p->a = n->inputs[0];
+  p->b = n->inputs[1];
+  p->bias = n->n_inputs > 2 ? n->inputs[2] : -1;
+  p->z = n->n_inputs > 3 ? n->inputs[3] : -1;
+  p->trans_b = fp->trans_b;
+  p->alpha = fp->alpha;
+  *act = fp->act;
+  return true;
+}
+
+/* B with every output column (row, when trans_b) times s (a new constant). */
+static int scaled_weights(graph *g, int b, int s, bool trans_b) {
+  const tensor *bt = &g->values[b].t;
+  int64_t dims[2] = {bt->dims[0], bt->dims[1]};
+  int w = pass_add_constant(g, b, "/scaled", bt->dtype, 2, dims);
+  if (w < 0) return -1;
+  int64_t cols = trans_b ? dims[0] : dims[1];
+  for (int64_t i = 0; i < dims[0] * dims[1]; i++) {
+    int64_t col = trans_b ? i / dims[1] : i % dims[1];
+    tensor_set_f64(&g->values[w].t, i,
+                   tensor_get_f64(&g->values[b].t, i) * tensor_get_f64(&g->values[s].t, col % cols));
+  }
+  return w;
+}
+
+/* The biases of v times scale and times the vector s (s < 0: none), as a new [n]. */
+static int bias_scaled(graph *g, int v, int64_t n, double scale, int s) {
+  int b = bias_vector(g, v, n, scale);
+  if (b >= 0 && s >= 0)
+    for (int64_t i = 0; i < n; i++)
+      tensor_set_f64(&g->values[b].t, i,
+                     tensor_get_f64(&g->values[b].t, i) * tensor_get_f64(&g->values[s].t, i));
+  return b;
+}
+
+static infer_status fuse_at(graph *g, int i, int **readers_io, int *removed) {
+  int *readers = *readers_io;
   product p;
-  if (!product_of(g, &g->nodes[i], &p)) return INFER_OK;
+  matmul_act act = MATMUL_ACT_NONE;
   bool is_gemm = pass_node_is(&g->nodes[i], "Gemm");
+  bool is_fused = fused_of(g, &g->nodes[i], &p, &act);
+  if (!is_fused && !product_of(g, &g->nodes[i], &p)) return INFER_OK;
   int y = g->nodes[i].outputs[0];
   const value *yv = &g->values[y];
+  if (!yv->shape_known) return INFER_OK;
   int64_t cols = yv->t.dims[yv->t.rank - 1];
-  int chain[4] = {i, -1, -1, -1}, n_chain = 1, cur = y;
-  int r = pass_sole_reader(g, cur, readers);
-  if (p.bias < 0 && p.z < 0 && r >= 0 && pass_node_is(&g->nodes[r], "Add") &&
-      g->nodes[r].n_inputs == 2) {
-    const node *add = &g->nodes[r];
-    int other = add->inputs[0] == cur ? add->inputs[1] : add->inputs[0];
-    if (other != cur && is_row_vector(g, other, cols, yv->t.dtype) &&
-        same_shape(&g->values[add->outputs[0]], yv)) {
+  int chain[16] = {i}, n_chain = 1, cur = y, scale = -1;
+  bool bias_first = p.bias >= 0; /* a bias the scale multiplies too (it came before) */
+  /* the epilogue's order: act(alpha * A . B + bias + Z); a constant scale per column can
+   * come first (it folds into B and the bias), Identities (views) pass */
+  for (int r; n_chain < 16 && act == MATMUL_ACT_NONE && (r = pass_sole_reader(g, cur, readers)) >= 0;) {
+    const node *n = &g->nodes[r];
+    int other = -1;
+    if (n->n_inputs == 2) other = n->inputs[0] == cur ? n->inputs[1] : n->inputs[0];
+    bool out_ok = n->n_outputs == 1 && same_shape(&g->values[n->outputs[0]], yv);
+    if (pass_node_is(n, "Identity") && out_ok) {
+    } else if (pass_node_is(n, "Mul") && out_ok && other != cur && p.z < 0 && scale < 0 &&
+               is_row_vector(g, other, cols, yv->t.dtype)) {
+      scale = other;
+    } else if (pass_node_is(n, "Add") && out_ok && other != cur && p.bias < 0 && p.z < 0 &&
+               is_row_vector(g, other, cols, yv->t.dtype)) {
       p.bias = other;
-      chain[n_chain++] = r;
-      cur = add->outputs[0];
-      r = pass_sole_reader(g, cur, readers);
-    }
-  }
-  if (p.z < 0 && r >= 0 && pass_node_is(&g->nodes[r], "Add") && g->nodes[r].n_inputs == 2) {
-    const node *add = &g->nodes[r];
-    int other = add->inputs[0] == cur ? add->inputs[1] : add->inputs[0];
-    if (other != cur && same_shape(&g->values[other], yv) &&
-        same_shape(&g->values[add->outputs[0]], yv)) {
+      bias_first = scale < 0;
+    } else if (pass_node_is(n, "Add") && out_ok && other != cur && p.z < 0 &&
+               same_shape(&g->values[other], yv)) {
       p.z = other;
-      chain[n_chain++] = r;
-      cur = add->outputs[0];
-      r = pass_sole_reader(g, cur, readers);
-    }
-  }
-  matmul_act act = MATMUL_ACT_NONE;
-  if (r >= 0 && pass_node_is(&g->nodes[r], "Relu")) {
-    act = MATMUL_ACT_RELU;
-  } else if (r >= 0 && pass_node_is(&g->nodes[r], "Gelu")) {
-    const char *ap = "none";
-    if (attr_get_string(&g->nodes[r], "approximate", "none", &ap) == INFER_OK)
+    } else if (pass_node_is(n, "Relu") && out_ok) {
+      act = MATMUL_ACT_RELU;
+    } else if (pass_node_is(n, "Gelu") && out_ok) {
+      const char *ap = "none";
+      if (attr_get_string(n, "approximate", "none", &ap) != INFER_OK) break;
       act = strcmp(ap, "tanh") == 0 ? MATMUL_ACT_GELU_TANH : MATMUL_ACT_GELU;
+    } else {
+      break;
+    }
+    chain[n_chain++] = r;
+    cur = n->outputs[0];
   }
-  if (act != MATMUL_ACT_NONE) chain[n_chain++] = r;
-  if (n_chain == 1 && !is_gemm) return INFER_OK; /* a bare MatMul gains nothing */
-  if (p.bias >= 0 && (g->values[p.bias].t.rank != 1 || p.bias_scale != 1)) {
-    p.bias = bias_vector(g, p.bias, cols, p.bias_scale);
+  if (n_chain == 1 && !is_gemm) return INFER_OK; /* nothing to fuse */
+  bias_first = bias_first && scale >= 0;
+  int n_before = g->n_values;
+  if (scale >= 0) {
+    p.b = scaled_weights(g, p.b, scale, p.trans_b);
+    if (p.b < 0) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "fuse-matmul-epilogue: out of memory");
+  }
+  if (p.bias >= 0 && (g->values[p.bias].t.rank != 1 || p.bias_scale != 1 || bias_first)) {
+    p.bias = bias_scaled(g, p.bias, cols, p.bias_scale, bias_first ? scale : -1);
     if (p.bias < 0) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "fuse-matmul-epilogue: out of memory");
-    readers[g->n_values - 1] = 0; /* the caller counted with room for one more value */
+  }
+  if (g->n_values > n_before) { /* room in the reader counts for the new constants */
+    int *grown = realloc(readers, sizeof(int) * ((size_t)g->n_values + 1));
+    if (!grown) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "fuse-matmul-epilogue: out of memory");
+    for (int v = n_before; v < g->n_values; v++) grown[v] = 0;
+    *readers_io = readers = grown;
   }
   int ins[4] = {p.a, p.b, p.bias, p.z};
   int n_ins = p.z >= 0 ? 4 : p.bias >= 0 ? 3 : 2;
@@ -163,18 +222,14 @@ infer_status pass_fuse_matmul_epilogue(graph *g, int *removed) {
   *removed = 0;
   infer_status st = INFER_OK;
   int n0 = g->n_nodes;
+  int *readers = pass_count_readers(g);
+  if (!readers) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "fuse-matmul-epilogue: out of memory");
   for (int i = 0; st == INFER_OK && i < n0; i++) {
-    if (!pass_node_is(&g->nodes[i], "MatMul") && !pass_node_is(&g->nodes[i], "Gemm")) continue;
-    /* counted afresh, with room for the one constant a fusion may add */
-    int *readers = pass_count_readers(g);
-    int *grown = readers ? realloc(readers, sizeof(int) * ((size_t)g->n_values + 2)) : NULL;
-    if (!grown) {
-      free(readers);
-      return infer_fail(INFER_ERR_OUT_OF_MEMORY, "fuse-matmul-epilogue: out of memory");
-    }
-    readers = grown;
-    st = fuse_at(g, i, readers, removed);
-    free(readers);
+    const node *n = &g->nodes[i];
+    if (pass_node_is(n, "MatMul") || pass_node_is(n, "Gemm") ||
+        (!n->removed && strcmp(n->op_type, "FusedMatMul") == 0))
+      st = fuse_at(g, i, &readers, removed);
   }
+  free(readers);
   return st;
 }

@@ -52,7 +52,8 @@ infer_status pass_cancel_transposes(graph *g, int *removed);
  * Pow, Add, Sqrt, Div, Mul, Add over the last axis -> LayerNormalization. */
 infer_status pass_fuse_chains(graph *g, int *removed);
 
-/* Conv -> [Add(., Z) with Z of Y's shape] -> [Relu | Clip with constant bounds]
+/* Conv -> [Add(., Z) with Z of Y's shape] -> [Relu | Clip with constant bounds |
+ * LeakyRelu | Sigmoid | Tanh | HardSigmoid | Swish | HardSwish | Gelu (erf)]
  * -> one FusedConv (com.microsoft): Y = act(Conv(X, W, B) + Z), written where the
  * chain's last node was (engine/pass_conv_epilogue.c). */
 infer_status pass_fuse_conv_epilogue(graph *g, int *removed);
