@@ -428,8 +428,8 @@ infer_status cuda_context_profile(void *ctx, infer_step_profile *prof) {
     for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
     for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
     prof[k].ms = ms;
-    prof[k].impl = c->ce->step_skip[k] == STEP_VIEW         ? "view (no copy)"
-                   : c->ce->step_skip[k] == STEP_INPUT_CAST ? "done by the input cast"
+    prof[k].impl = c->ce->step_skip[k] == STEP_VIEW         ? "view"
+                   : c->ce->step_skip[k] == STEP_INPUT_CAST ? "input-cast"
                    : cs->op->impl                          ? cs->op->impl(cs->state)
                    : (cs->op->needs & CUDA_NEEDS_CUDNN)     ? "cudnn"
                    : (cs->op->needs & CUDA_NEEDS_CUBLAS)    ? "cublas"

@@ -58,8 +58,8 @@ static const char *attn_impl(const void *state) {
   const attn_state *s = state;
   return s->tensor_cores &&
                  k_attention_tensor_cores(s->kdt, s->view[ATTN_Q].dims[3], s->view[ATTN_V].dims[3])
-             ? "flash-attention (tensor cores)"
-             : "attention (float, a warp per row)";
+             ? "flash-attention"
+             : "attention-rowwise";
 }
 
 static const cuda_op cuda_fused_attention = {.name = "FusedAttention", .domain = "infer",
