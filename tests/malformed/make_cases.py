@@ -250,6 +250,22 @@ def main():
         helper.make_node("Fancy", ["a"], ["Y"], name="custom", domain="com.example")]))
     m.opset_import.add().CopyFrom(helper.make_opsetid("com.example", 1))
     save("unsupported_domain_op.onnx", m)
+    # several unsupported ops: one message must list every one, with its first node and
+    # how many nodes use it
+    m = model_of(add_graph(nodes=[
+        helper.make_node("Add", ["X", "W"], ["a"], name="add0"),
+        helper.make_node("FrobnicateTensor", ["a"], ["b"], name="frob_first"),
+        helper.make_node("BlurTensor", ["b"], ["c"], name="blur"),
+        helper.make_node("FrobnicateTensor", ["c"], ["d"], name="frob_second"),
+        helper.make_node("Fancy", ["d"], ["Y"], name="custom", domain="com.example")]))
+    m.opset_import.add().CopyFrom(helper.make_opsetid("com.example", 1))
+    save("unsupported_several_ops.onnx", m)
+    # more unsupported ops than one message can name: the rest are counted
+    chain = [helper.make_node("Add", ["X", "W"], ["t0"], name="add0")]
+    for i in range(60):
+        chain.append(helper.make_node("UnknownOperatorNumber%02d" % i, ["t%d" % i],
+                                      ["t%d" % (i + 1) if i < 59 else "Y"], name="u%02d" % i))
+    save("unsupported_many_ops.onnx", model_of(add_graph(nodes=chain)))
     # Add did not exist before opset 1, and opset 1's Add has legacy attributes:
     # use a version the registry cannot hold (far in the future)
     save("unsupported_opset.onnx", model_of(add_graph(), opset=999))
