@@ -60,7 +60,9 @@ static infer_status cum_run(const node *n, const void *params, const tensor *con
   const tensor *x = in[0];
   tensor *y = out[0];
   int axis;
-  TRY(cum_axis(n->op_type, in[1], x->rank, &axis));
+  infer_status st = cum_axis(n->op_type, in[1], x->rank, &axis);
+  /* a constant axis was checked at build: a bad one now comes from the run's input */
+  if (st != INFER_OK) return st == INFER_ERR_INVALID_MODEL ? INFER_ERR_INVALID_INPUT : st;
   int64_t outer = nr_span(x->dims, 0, axis), len = x->dims[axis];
   int64_t inner = nr_span(x->dims, axis + 1, x->rank);
   bool is_float = dtype_is_float(x->dtype);

@@ -5,8 +5,10 @@
  * linear (separable, 2 taps per dim) and cubic (Keys, a = -0.75, 4 taps per dim; up to
  * 3-D). Padding for positions and taps outside X: zeros, border (clamp) or reflection
  * (mirror at the edges, repeatedly). This follows the ONNX reference implementation and
- * PyTorch's grid_sample. A non-finite grid value samples 0. Floats of every precision;
- * X and grid may differ in dtype. */
+ * ONNX Runtime: a point outside the border or reflection range is first moved inside,
+ * then each tap outside X is padded. PyTorch's grid_sample agrees except for cubic with
+ * border padding, where it pads only the taps (onnxruntime issue 10607). A non-finite
+ * grid value samples 0. Floats of every precision; X and grid may differ in dtype. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
