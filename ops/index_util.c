@@ -100,6 +100,7 @@ IR_INT_KERNEL(u32, uint32_t, uint32_t)
 IR_INT_KERNEL(u64, uint64_t, uint64_t)
 
 void index_reduce_run(infer_dtype dt, index_reduce r, void *dst, const void *src, int64_t n) {
+  if (n <= 0) return;
   if (r == IR_NONE) {
     memmove(dst, src, (size_t)n * infer_dtype_size(dt));
     return;

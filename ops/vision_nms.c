@@ -129,7 +129,7 @@ void nms_select(const nms_params *p, const nms_limits *lim, const tensor *boxes,
       for (int64_t i = 0; i < N; i++)
         if (!lim->has_score_threshold || s[i] > lim->score_threshold)
           cand[nc++] = (nms_candidate){s[i], i};
-      qsort(cand, (size_t)nc, sizeof *cand, candidate_cmp);
+      if (nc > 1) qsort(cand, (size_t)nc, sizeof *cand, candidate_cmp);
       for (int64_t i = 0; i < nc && nk < lim->max_per_class; i++) {
         nms_box cb = box_at(bb + cand[i].box * 4, p->center_point_box);
         bool keep = true;
