@@ -2,10 +2,12 @@
  * ops/einsum_plan.h).
  *
  * Two operands of float32/float16/bfloat16 (matmuls, batched matmuls, bilinear forms,
- * outer products: what models use) run as batched GEMMs through cpu_sgemm: each operand
- * is packed once into [batch, m, k] / [batch, k, n] float32 (diagonals, broadcasts and
- * labels only that operand sums over are resolved while packing), the products land in
- * scratch and are written out in the output's label order. Everything else (one or
+ * outer products: what models use) run as batched GEMMs through cpu_sgemm. A float32
+ * operand whose layout already is a batch of (maybe transposed) matrices is read in
+ * place, as is the output when its labels come as batch, m, n; otherwise an operand is
+ * packed once into [batch, m, k] / [batch, k, n] float32 (diagonals, broadcasts and
+ * labels only that operand sums over are resolved while packing) and the products land
+ * in scratch, then are written out in the output's label order. Everything else (one or
  * three+ operands, float64, integers, empty dims) runs the plain loop: every output
  * element sums the product of its operands over the summed labels, floats accumulating
  * in double and integers in 64 bits wrapping like their type. */
@@ -15,6 +17,7 @@
 #include "cpu_gemm.h"
 #include "einsum_plan.h"
 #include "index_params.h"
+#include "movement_copy.h"
 #include "reduce_util.h"
 
 static const char *const einsum_attrs[] = {"equation", NULL};
@@ -138,6 +141,15 @@ static void pack_operand(const einsum_plan *pl, int k, const tensor *x, const ui
   int64_t count = 1, sum_count = 1;
   for (int d = 0; d < nd; d++) count *= pl->size[dl[d]];
   for (int d = 0; d < ns; d++) sum_count *= pl->size[sl[d]];
+  if (x->dtype == INFER_DTYPE_FLOAT32 && ns == 0 && nd <= MOVEMENT_MAX_VIEW_RANK) {
+    int64_t dims[MOVEMENT_MAX_VIEW_RANK], strides[MOVEMENT_MAX_VIEW_RANK];
+    for (int d = 0; d < nd; d++) {
+      dims[d] = pl->size[dl[d]];
+      strides[d] = pl->stride[k][dl[d]];
+    }
+    movement_copy_view(dst, x->data, sizeof(float), nd, dims, strides);
+    return;
+  }
   /* odometers over one operand: strides taken from row k only */
   int64_t didx[EINSUM_LABELS] = {0}, off = 0;
   for (int64_t i = 0; i < count; i++) {
@@ -168,25 +180,107 @@ static void pack_operand(const einsum_plan *pl, int k, const tensor *x, const ui
   }
 }
 
+/* Labels lab[0..n) seen through strides st (indexed by label) as one dim: true when
+ * each label's stride is the next one's times the next one's size; *inner is the last
+ * label's stride (0 for an empty group, which has size 1). */
+static bool group_stride(const einsum_plan *pl, const int64_t *st, const uint8_t *lab, int n,
+                         int64_t *inner) {
+  *inner = 0;
+  if (n == 0) return true;
+  for (int i = 0; i + 1 < n; i++)
+    if (st[lab[i]] != st[lab[i + 1]] * pl->size[lab[i + 1]]) return false;
+  *inner = st[lab[n - 1]];
+  return true;
+}
+
+/* One GEMM operand read where it lies: rows x cols (rows labels r, cols labels c, batch
+ * labels bl) with batch stride *bs, row stride *ld and *trans. False when the layout
+ * needs packing. */
+static bool operand_in_place(const einsum_plan *pl, const int64_t *st, const uint8_t *bl, int nb,
+                             const uint8_t *r, int nr, int64_t rows, const uint8_t *c, int nc,
+                             int64_t cols, int64_t *bs, int64_t *ld, bool *trans) {
+  int64_t sr, sc;
+  if (!group_stride(pl, st, bl, nb, bs) || !group_stride(pl, st, r, nr, &sr) ||
+      !group_stride(pl, st, c, nc, &sc))
+    return false;
+  if ((cols == 1 || sc == 1) && (rows == 1 || sr >= cols)) {
+    *trans = false;
+    *ld = rows == 1 ? cols : sr;
+    return true;
+  }
+  if ((rows == 1 || sr == 1) && (cols == 1 || sc >= rows)) {
+    *trans = true;
+    *ld = cols == 1 ? rows : sc;
+    return true;
+  }
+  return false;
+}
+
 static void einsum_gemm_run(const einsum_plan *pl, const einsum_gemm *g, const tensor *const *in,
                             tensor *out, float *ws) {
-  float *a = ws, *b = a + g->B * g->M * g->K, *c = b + g->B * g->K * g->N;
-  uint8_t la[3 * EINSUM_LABELS], lb[3 * EINSUM_LABELS];
-  int na = 0, nb = 0;
-  for (int i = 0; i < g->nb; i++) la[na++] = g->b[i], lb[nb++] = g->b[i];
-  for (int i = 0; i < g->nm; i++) la[na++] = g->m[i];
-  for (int i = 0; i < g->nk; i++) la[na++] = g->k[i], lb[nb++] = g->k[i];
-  for (int i = 0; i < g->nn; i++) lb[nb++] = g->n[i];
-  pack_operand(pl, 0, in[0], la, na, g->a_sum, g->na_sum, a);
-  pack_operand(pl, 1, in[1], lb, nb, g->b_sum, g->nb_sum, b);
+  float *pa = ws, *pb = pa + g->B * g->M * g->K, *pc = pb + g->B * g->K * g->N;
+  const float *a = pa, *b = pb;
+  float *c = pc;
+  int64_t bsa = g->M * g->K, bsb = g->K * g->N, bsc = g->M * g->N, lda = g->K, ldb = g->N;
+  bool ta = false, tb = false;
+  /* float32 operands whose layout is already a (batched, maybe transposed) matrix are
+   * read in place; the others are packed into [batch, m, k] / [batch, k, n] */
+  bool f32 = in[0]->dtype == INFER_DTYPE_FLOAT32;
+  if (!(f32 && g->na_sum == 0 &&
+        operand_in_place(pl, pl->stride[0], g->b, g->nb, g->m, g->nm, g->M, g->k, g->nk, g->K,
+                         &bsa, &lda, &ta))) {
+    uint8_t la[3 * EINSUM_LABELS];
+    int na = 0;
+    for (int i = 0; i < g->nb; i++) la[na++] = g->b[i];
+    for (int i = 0; i < g->nm; i++) la[na++] = g->m[i];
+    for (int i = 0; i < g->nk; i++) la[na++] = g->k[i];
+    pack_operand(pl, 0, in[0], la, na, g->a_sum, g->na_sum, pa);
+    bsa = g->M * g->K, lda = g->K, ta = false;
+  } else {
+    a = in[0]->data;
+  }
+  if (!(f32 && g->nb_sum == 0 &&
+        operand_in_place(pl, pl->stride[1], g->b, g->nb, g->k, g->nk, g->K, g->n, g->nn, g->N,
+                         &bsb, &ldb, &tb))) {
+    uint8_t lb[3 * EINSUM_LABELS];
+    int nb = 0;
+    for (int i = 0; i < g->nb; i++) lb[nb++] = g->b[i];
+    for (int i = 0; i < g->nk; i++) lb[nb++] = g->k[i];
+    for (int i = 0; i < g->nn; i++) lb[nb++] = g->n[i];
+    pack_operand(pl, 1, in[1], lb, nb, g->b_sum, g->nb_sum, pb);
+    bsb = g->K * g->N, ldb = g->N, tb = false;
+  } else {
+    b = in[1]->data;
+  }
+  /* the output is written in place when its labels (size 1 aside) are b, m, n in order */
+  uint8_t seq[3 * EINSUM_LABELS];
+  int ns = 0, no = 0;
+  for (int i = 0; i < g->nb; i++) seq[ns++] = g->b[i];
+  for (int i = 0; i < g->nm; i++) seq[ns++] = g->m[i];
+  for (int i = 0; i < g->nn; i++) seq[ns++] = g->n[i];
+  bool direct = out->dtype == INFER_DTYPE_FLOAT32;
+  for (int i = 0; direct && i < pl->out_rank; i++)
+    if (pl->size[pl->out_label[i]] > 1) direct = no < ns && seq[no++] == pl->out_label[i];
+  direct = direct && no == ns;
+  if (direct) c = out->data;
   for (int64_t i = 0; i < g->B; i++)
-    cpu_sgemm(false, false, g->M, g->N, g->K, 1.0f, a + i * g->M * g->K, g->K,
-              b + i * g->K * g->N, g->N, 0.0f, c + i * g->M * g->N, g->N);
+    cpu_sgemm(ta, tb, g->M, g->N, g->K, 1.0f, a + i * bsa, lda, b + i * bsb, ldb, 0.0f,
+              c + i * bsc, g->N);
+  if (direct) return;
   /* stride of every label in c = [batch..., m..., n...] (0: size-1 labels) */
-  int64_t cs[EINSUM_LABELS] = {0}, s = 1;
-  for (int i = g->nn - 1; i >= 0; i--) cs[g->n[i]] = s, s *= pl->size[g->n[i]];
-  for (int i = g->nm - 1; i >= 0; i--) cs[g->m[i]] = s, s *= pl->size[g->m[i]];
-  for (int i = g->nb - 1; i >= 0; i--) cs[g->b[i]] = s, s *= pl->size[g->b[i]];
+  int64_t cs[EINSUM_LABELS] = {0}, st = 1;
+  for (int i = g->nn - 1; i >= 0; i--) cs[g->n[i]] = st, st *= pl->size[g->n[i]];
+  for (int i = g->nm - 1; i >= 0; i--) cs[g->m[i]] = st, st *= pl->size[g->m[i]];
+  for (int i = g->nb - 1; i >= 0; i--) cs[g->b[i]] = st, st *= pl->size[g->b[i]];
+  if (out->dtype == INFER_DTYPE_FLOAT32) {
+    int64_t dims[INFER_MAX_RANK], strides[INFER_MAX_RANK];
+    for (int d = 0; d < pl->out_rank; d++) {
+      dims[d] = pl->size[pl->out_label[d]];
+      strides[d] = cs[pl->out_label[d]];
+    }
+    movement_copy_view(out->data, c, sizeof(float), pl->out_rank, dims, strides);
+    return;
+  }
   int64_t count = dims_count(out->rank, out->dims), idx[INFER_MAX_RANK] = {0}, off = 0;
   for (int64_t o = 0; o < count; o++) {
     nr_store(out, o, c[off]);

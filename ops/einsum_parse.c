@@ -189,11 +189,29 @@ bool einsum_gemm_split(const einsum_plan *pl, int n_operands, einsum_gemm *g) {
   memset(g, 0, sizeof *g);
   bool in_out[EINSUM_LABELS] = {false};
   for (int i = 0; i < pl->out_rank; i++) in_out[pl->out_label[i]] = true;
+  for (int l = 0; l < EINSUM_LABELS; l++)
+    if (pl->size[l] == 0) return false; /* empty: the plain loop writes the zeros */
   g->B = g->M = g->N = g->K = 1;
-  for (int l = 0; l < EINSUM_LABELS; l++) {
+  /* groups in an order that lets the GEMM read operands and write the output in
+   * place when their layouts allow: b, m, n in output order; k and the sums in
+   * decreasing stride of the operand that has them (A's for k) */
+  uint8_t order[EINSUM_LABELS];
+  int n = 0;
+  for (int i = 0; i < pl->out_rank; i++) order[n++] = pl->out_label[i];
+  int first_rest = n;
+  for (int l = 0; l < EINSUM_LABELS; l++)
+    if (pl->size[l] > 1 && !in_out[l]) {
+      int k = pl->stride[0][l] != 0 ? 0 : 1, j = n++;
+      while (j > first_rest && pl->stride[k][order[j - 1]] < pl->stride[k][l]) {
+        order[j] = order[j - 1];
+        j--;
+      }
+      order[j] = (uint8_t)l;
+    }
+  for (int i = 0; i < n; i++) {
+    int l = order[i];
     int64_t s = pl->size[l];
-    if (s == 0) return false; /* empty: the plain loop writes the zeros */
-    if (s <= 1) continue;     /* unused, or size 1: no effect on the product */
+    if (s <= 1) continue; /* size 1: no effect on the product */
     bool a = pl->stride[0][l] != 0, b = pl->stride[1][l] != 0, o = in_out[l];
     if (a && b && o) g->b[g->nb++] = (uint8_t)l, g->B *= s;
     else if (a && !b && o) g->m[g->nm++] = (uint8_t)l, g->M *= s;
