@@ -73,6 +73,8 @@ extern const op_desc *const ops_shape[];
 extern const op_desc *const ops_movement[];
 extern const op_desc *const ops_matmul_fused[];
 extern const op_desc *const ops_attention_fused[];
+extern const op_desc *const ops_index[];
+extern const op_desc *const ops_vision[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 
