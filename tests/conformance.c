@@ -573,10 +573,13 @@ int main(int argc, char **argv) {
     int passed = counts[R_PASS] - listed_passed;
     double ratio = cpu_passed ? (double)passed / cpu_passed : 1;
     ratio_ok = ratio >= cfg.min_ratio;
+    int all_cpu = n_names - counts[R_CPU_MISS];
     printf("%s %s: passed %d of the %d tests the CPU passes and the known-failures list does "
-           "not name (%.1f%%; required %.1f%%; %d listed left out)\n",
+           "not name (%.1f%%; required %.1f%%; %d listed left out); of all %d the CPU passes: "
+           "%d (%.1f%%)\n",
            cfg.device == INFER_DEVICE_CUDA ? "cuda" : "cpu", fp16 ? "fp16" : "fp32", passed,
-           cpu_passed, 100 * ratio, 100 * cfg.min_ratio, listed_cpu_passed);
+           cpu_passed, 100 * ratio, 100 * cfg.min_ratio, listed_cpu_passed, all_cpu,
+           counts[R_PASS], all_cpu ? 100.0 * counts[R_PASS] / all_cpu : 100.0);
   }
   for (int t = 0; t < n_names; t++) free(names[t]);
   free(results);
