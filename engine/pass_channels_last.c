@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../ops/conv_util.h"
+#include "../ops/elementwise_chain.h"
 #include "../ops/op.h"
 #include "passes.h"
 
@@ -315,6 +316,19 @@ static infer_status visit(cl_state *s, int i) {
     if (a >= 0 && b >= 0) {
       g->nodes[i].inputs[0] = a;
       g->nodes[i].inputs[1] = b;
+      output_cl(s, i);
+      return INFER_OK;
+    }
+  }
+  bool chain = !n->removed && strcmp(n->op_type, "FusedChain") == 0 &&
+               strcmp(n->domain, "infer") == 0;
+  if (any_cl && y_ok && chain && s->is_cl[n->inputs[0]]) {
+    /* its head is channels-last; the operands broadcast against it become so too */
+    int conv[EWC_MAX_INPUTS];
+    bool ok = n->n_inputs <= EWC_MAX_INPUTS;
+    for (int k = 1; ok && k < n->n_inputs; k++) ok = (conv[k] = operand_cl(s, n->inputs[k])) >= 0;
+    if (ok) {
+      for (int k = 1; k < g->nodes[i].n_inputs; k++) g->nodes[i].inputs[k] = conv[k];
       output_cl(s, i);
       return INFER_OK;
     }
