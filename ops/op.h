@@ -77,6 +77,7 @@ extern const op_desc *const ops_elementwise_chain[];
 extern const op_desc *const ops_index[];
 extern const op_desc *const ops_vision[];
 extern const op_desc *const ops_quant[];
+extern const op_desc *const ops_misc[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 

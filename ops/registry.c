@@ -10,6 +10,7 @@ static const op_desc *const *const families[] = {
     ops_index,  /* ops/index.c */
     ops_vision, /* ops/vision.c */
     ops_quant,  /* ops/quant.c */
+    ops_misc,   /* ops/misc.c */
 };
 enum { FAMILY_COUNT = sizeof families / sizeof families[0] };
 
