@@ -36,6 +36,9 @@
 #define EW_NUMERIC (EW_FLOATS | EW_SINTS | EW_UINTS)
 #define EW_ALL (EW_NUMERIC | EW_BOOL)
 
+/* Name of an ONNX element type this engine does not have ("float8e4m3fn", "int4",
+ * ...; "unknown" otherwise), for messages (ops/elementwise_cast.c). */
+const char *onnx_type_name(int64_t t);
 /* True for the dtypes this family computes on (not string, not unknown). */
 bool ew_dtype_known(infer_dtype dt);
 /* INFER_ERR_UNSUPPORTED naming op, role ("input"...) and dtype unless dt is in mask. */

@@ -76,6 +76,8 @@ extern const op_desc *const ops_attention_fused[];
 extern const op_desc *const ops_elementwise_chain[];
 extern const op_desc *const ops_index[];
 extern const op_desc *const ops_vision[];
+extern const op_desc *const ops_quant[];
+extern const op_desc *const ops_misc[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 

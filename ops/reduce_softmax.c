@@ -1,4 +1,4 @@
-/* reduce_softmax.c: Softmax and LogSoftmax.
+/* reduce_softmax.c: Softmax, LogSoftmax and Hardmax (listed by ops/misc.c).
  * Opsets 1-12 coerce the input to 2-D at `axis` (default 1) and normalize each row
  * of prod(dims[axis:]) elements; opset 13+ normalizes along `axis` (default -1)
  * alone. Both subtract the maximum first; sums accumulate in double. */
@@ -138,3 +138,43 @@ SOFTMAX_DESC(op_softmax_1, "Softmax", 1, 12);
 SOFTMAX_DESC(op_softmax_13, "Softmax", 13, OP_OPSET_MAX);
 SOFTMAX_DESC(op_logsoftmax_1, "LogSoftmax", 1, 12);
 SOFTMAX_DESC(op_logsoftmax_13, "LogSoftmax", 13, OP_OPSET_MAX);
+
+/* ---- Hardmax: 1 at the first maximum of each softmax row, 0 elsewhere ---------------
+ * Same attribute, geometry and opset split as Softmax (2-D coercion before 13). A
+ * NaN counts as the maximum once met (the comparison > never picks past it), as in
+ * numpy's argmax. */
+static infer_status hardmax_run(const node *n, const void *params, const tensor *const *in,
+                                tensor *const *out, void *ws) {
+  const tensor *x = in[0];
+  tensor *y = out[0];
+  int64_t outer, len, inner;
+  TRY(softmax_geometry(n, params, x, &outer, &len, &inner));
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in_ = 0; in_ < inner; in_++) {
+      int64_t base = o * len * inner + in_, best = 0;
+      double mx = len > 0 ? nr_load(x, base) : 0;
+      for (int64_t i = 1; i < len && mx == mx; i++) {
+        double v = nr_load(x, base + i * inner);
+        if (v > mx || v != v) mx = v, best = i;
+      }
+      for (int64_t i = 0; i < len; i++) nr_store(y, base + i * inner, i == best ? 1.0 : 0.0);
+    }
+  return INFER_OK;
+}
+
+#define HARDMAX_DESC(sym, since_, until_)                 \
+  const op_desc sym = {.name = "Hardmax",                 \
+                       .domain = "",                      \
+                       .since = since_,                   \
+                       .until = until_,                   \
+                       .min_inputs = 1,                   \
+                       .max_inputs = 1,                   \
+                       .min_outputs = 1,                  \
+                       .max_outputs = 1,                  \
+                       .attrs = softmax_attrs,            \
+                       .parse = softmax_parse,            \
+                       .infer = softmax_infer,            \
+                       .run = hardmax_run}
+
+HARDMAX_DESC(op_hardmax_1, 1, 12);
+HARDMAX_DESC(op_hardmax_13, 13, OP_OPSET_MAX);

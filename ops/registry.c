@@ -9,6 +9,8 @@ static const op_desc *const *const families[] = {
     ops_attention_fused, ops_elementwise_chain,
     ops_index,  /* ops/index.c */
     ops_vision, /* ops/vision.c */
+    ops_quant,  /* ops/quant.c */
+    ops_misc,   /* ops/misc.c */
 };
 enum { FAMILY_COUNT = sizeof families / sizeof families[0] };
 
