@@ -20,8 +20,10 @@
 #include "../../kernels/gather.h"
 #include "../../kernels/pad_resize.h"
 #include "../cuda_op.h"
+#include "../movement_params.h"
 #include "../pad_plan.h"
 #include "../resize_plan.h"
+#include "../shape_params.h"
 #include "../slice_plan.h"
 
 #define STREAM(x) ((cudaStream_t)(x)->stream)
@@ -180,22 +182,13 @@ typedef struct ints_state {
   int64_t v[8];
 } ints_state;
 
-static int64_t shape_clamp(int64_t v, int rank) {
-  if (v < 0) v += rank;
-  return v < 0 ? 0 : v > rank ? rank : v;
-}
-
 static infer_status shape_prepare(const cuda_exec *x, const node *n, const void *params,
                                   const tensor *const *in, const tensor *const *host_in,
                                   tensor *const *out, void **state, int64_t *ws_bytes) {
   ints_state *s;
   int64_t start, end;
-  int r = in[0]->rank;
-  TRY(attr_get_int(n, "start", 0, &start));
-  TRY(attr_get_int(n, "end", r, &end));
-  start = shape_clamp(start, r);
-  end = node_attr(n, "end") ? shape_clamp(end, r) : r;
-  if (end < start) end = start;
+  if (!params) return infer_fail(INFER_ERR_INTERNAL, "Shape: attributes were not parsed");
+  shape_range(params, in[0]->rank, &start, &end);
   if (end - start > 8 || out[0]->dtype != INFER_DTYPE_INT64 ||
       dims_count(out[0]->rank, out[0]->dims) != end - start)
     return infer_fail(INFER_ERR_INTERNAL, "Shape on the GPU: unexpected output");
@@ -233,30 +226,10 @@ static infer_status constant_prepare(const cuda_exec *x, const node *n, const vo
                                      const tensor *const *in, const tensor *const *host_in,
                                      tensor *const *out, void **state, int64_t *ws_bytes) {
   tensor src;
-  const attr *a;
-  memset(&src, 0, sizeof src);
-  if ((a = node_attr(n, "value")) && a->type == ATTR_TENSOR) {
-    src = a->t;
-  } else if ((a = node_attr(n, "value_float"))) {
-    src.dtype = INFER_DTYPE_FLOAT32;
-    src.data = (void *)&a->f;
-  } else if ((a = node_attr(n, "value_floats"))) {
-    src.dtype = INFER_DTYPE_FLOAT32;
-    src.rank = 1;
-    src.dims[0] = a->n;
-    src.data = a->floats;
-  } else if ((a = node_attr(n, "value_int"))) {
-    src.dtype = INFER_DTYPE_INT64;
-    src.data = (void *)&a->i;
-  } else if ((a = node_attr(n, "value_ints"))) {
-    src.dtype = INFER_DTYPE_INT64;
-    src.rank = 1;
-    src.dims[0] = a->n;
-    src.data = a->ints;
-  } else {
-    return infer_fail(INFER_ERR_UNSUPPORTED,
-                      "Constant on the GPU: this value form is not supported");
-  }
+  const void *data = NULL;
+  if (!params) return infer_fail(INFER_ERR_INTERNAL, "Constant: attributes were not parsed");
+  TRY(constant_source(n, params, &src, &data)); /* the CPU op's value (shape_params.h) */
+  src.data = (void *)data;
   int64_t count = dims_count(src.rank, src.dims), es;
   TRY(elem_size_of("Constant", out[0], &es));
   if (count < 0 || count != dims_count(out[0]->rank, out[0]->dims) || (count > 0 && !src.data) ||
@@ -297,19 +270,17 @@ static infer_status cos_prepare(const cuda_exec *x, const node *n, const void *p
                                 tensor *const *out, void **state, int64_t *ws_bytes) {
   fill_state *s;
   int64_t es;
+  const cos_params *p = params;
   TRY(elem_size_of("ConstantOfShape", out[0], &es));
   if (es > 8)
     return infer_fail(INFER_ERR_UNSUPPORTED, "ConstantOfShape on the GPU: dtype %s",
                       infer_dtype_name(out[0]->dtype));
+  if (!p) return infer_fail(INFER_ERR_INTERNAL, "ConstantOfShape: attributes were not parsed");
   NEW_STATE(s, sizeof *s);
   s->es = (int)es;
-  const attr *a = node_attr(n, "value");
-  if (a && a->type == ATTR_TENSOR && a->t.data && dims_count(a->t.rank, a->t.dims) == 1 &&
-      infer_dtype_size(a->t.dtype) > 0)
-    elem_convert(&a->t, 0, out[0]->dtype, s->value);
-  else if (a)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "ConstantOfShape: value must hold one element");
-  /* absent: float 0, all-zero bytes in every dtype */
+  /* the CPU op's element (shape_params.h; absent: float 0, all-zero bytes in every dtype) */
+  tensor v = {.dtype = p->dtype, .rank = 0, .data = (void *)p->value};
+  elem_convert(&v, 0, out[0]->dtype, s->value);
   return INFER_OK;
 }
 
@@ -399,27 +370,11 @@ static infer_status transpose_prepare(const cuda_exec *x, const node *n, const v
                                       const tensor *const *in, const tensor *const *host_in,
                                       tensor *const *out, void **state, int64_t *ws_bytes) {
   perm_state *s;
-  const int64_t *v;
-  int count, r = in[0]->rank;
   int64_t es;
-  bool seen[INFER_MAX_RANK] = {false};
   TRY(elem_size_of("Transpose", in[0], &es));
-  TRY(attr_get_ints(n, "perm", &v, &count));
+  if (!params) return infer_fail(INFER_ERR_INTERNAL, "Transpose: attributes were not parsed");
   NEW_STATE(s, sizeof *s);
-  if (count < 0) {
-    for (int i = 0; i < r; i++) s->perm[i] = r - 1 - i;
-    return INFER_OK;
-  }
-  if (count != r)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "Transpose: perm has %d entries for rank %d",
-                      count, r);
-  for (int i = 0; i < r; i++) {
-    if (v[i] < 0 || v[i] >= r || seen[v[i]])
-      return infer_fail(INFER_ERR_INVALID_MODEL, "Transpose: perm is not a permutation");
-    seen[v[i]] = true;
-    s->perm[i] = (int)v[i];
-  }
-  return INFER_OK;
+  return transpose_resolve_perm(params, in[0]->rank, s->perm); /* movement_params.h */
 }
 
 static infer_status transpose_run(const cuda_exec *x, const node *n, const void *params,
@@ -446,11 +401,12 @@ static infer_status concat_prepare(const cuda_exec *x, const node *n, const void
                                    const tensor *const *in, const tensor *const *host_in,
                                    tensor *const *out, void **state, int64_t *ws_bytes) {
   axis_state *s;
-  int64_t axis, es;
+  int64_t es;
+  const concat_params *p = params;
   TRY(elem_size_of("Concat", out[0], &es));
-  TRY(attr_get_int(n, "axis", 1, &axis));
+  if (!p) return infer_fail(INFER_ERR_INTERNAL, "Concat: attributes were not parsed");
   NEW_STATE(s, sizeof *s);
-  TRY(axis_normalize(axis, out[0]->rank, "Concat axis", &s->axis));
+  TRY(axis_normalize(p->axis, out[0]->rank, "Concat axis", &s->axis));
   for (int k = 0; k < n->n_inputs; k++)
     if (!in[k] || in[k]->dtype != out[0]->dtype)
       return infer_fail(INFER_ERR_INVALID_MODEL, "Concat: input %d is missing or differs", k);
@@ -490,17 +446,17 @@ static infer_status split_prepare(const cuda_exec *x, const node *n, const void 
                                   const tensor *const *in, const tensor *const *host_in,
                                   tensor *const *out, void **state, int64_t *ws_bytes) {
   split_state *s;
-  int64_t axis, es, num_outputs;
-  int outs = n->n_outputs, count;
-  const int64_t *list;
+  int64_t es;
+  int outs = n->n_outputs;
+  const split_params *p = params;
   const tensor *t = in[0];
   TRY(elem_size_of("Split", t, &es));
+  if (!p) return infer_fail(INFER_ERR_INTERNAL, "Split: attributes were not parsed");
   NEW_STATE(s, sizeof *s + sizeof(int64_t) * (size_t)outs);
   s->n = outs;
-  TRY(attr_get_int(n, "axis", 0, &axis));
-  TRY(attr_get_int(n, "num_outputs", 0, &num_outputs));
-  TRY(attr_get_ints(n, "split", &list, &count));
-  TRY(axis_normalize(axis, t->rank, "Split axis", &s->axis));
+  int count = p->n_split;
+  const int64_t *list = p->split;
+  TRY(axis_normalize(p->axis, t->rank, "Split axis", &s->axis));
   int64_t dim = t->dims[s->axis], total = 0;
   if (input_given(n, in, 1)) {
     const tensor *h = host_in[1];
@@ -514,7 +470,8 @@ static infer_status split_prepare(const cuda_exec *x, const node *n, const void 
       return infer_fail(INFER_ERR_INVALID_MODEL, "Split: %d sizes for %d outputs", count, outs);
     for (int k = 0; k < outs; k++) s->size[k] = list[k];
   } else {
-    int64_t chunk = node_attr(n, "num_outputs") ? dim / outs + (dim % outs != 0) : dim / outs;
+    /* num_outputs (> 0 exactly when given: ops/movement_split.c): ceil-sized parts */
+    int64_t chunk = p->num_outputs > 0 ? dim / outs + (dim % outs != 0) : dim / outs;
     for (int k = 0; k < outs; k++) {
       int64_t start = chunk * k, left = start < dim ? dim - start : 0;
       s->size[k] = left < chunk ? left : chunk;
@@ -606,15 +563,16 @@ static const cuda_op cuda_slice = {.name = "Slice", .prepare = slice_prepare, .r
 
 /* ---- Gather and GatherElements ----------------------------------------------------------- */
 
-static infer_status gather_common(const node *n, const tensor *const *in, int *axis) {
-  int64_t a, es;
+static infer_status gather_common(const node *n, const gather_params *p, const tensor *const *in,
+                                  int *axis) {
+  int64_t es;
   TRY(elem_size_of(n->op_type, in[0], &es));
   if (in[1]->dtype != INFER_DTYPE_INT64 && in[1]->dtype != INFER_DTYPE_INT32)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: indices must be int32 or int64", n->op_type);
   if (in[0]->rank == 0)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: data is a scalar", n->op_type);
-  TRY(attr_get_int(n, "axis", 0, &a));
-  return axis_normalize(a, in[0]->rank, "axis", axis);
+  if (!p) return infer_fail(INFER_ERR_INTERNAL, "%s: attributes were not parsed", n->op_type);
+  return axis_normalize(p->axis, in[0]->rank, "axis", axis);
 }
 
 static infer_status gather_prepare(const cuda_exec *x, const node *n, const void *params,
@@ -622,7 +580,7 @@ static infer_status gather_prepare(const cuda_exec *x, const node *n, const void
                                    tensor *const *out, void **state, int64_t *ws_bytes) {
   axis_state *s;
   NEW_STATE(s, sizeof *s);
-  return gather_common(n, in, &s->axis);
+  return gather_common(n, params, in, &s->axis);
 }
 
 static infer_status gather_run(const cuda_exec *x, const node *n, const void *params,
@@ -643,7 +601,7 @@ static infer_status gather_elements_prepare(const cuda_exec *x, const node *n, c
                                             tensor *const *out, void **state, int64_t *ws_bytes) {
   axis_state *s;
   NEW_STATE(s, sizeof *s);
-  TRY(gather_common(n, in, &s->axis));
+  TRY(gather_common(n, params, in, &s->axis));
   if (infer_dtype_size(in[0]->dtype) > 8 || in[1]->rank != in[0]->rank)
     return infer_fail(INFER_ERR_UNSUPPORTED, "GatherElements on the GPU: unsupported shapes/dtype");
   for (int d = 0; d < in[0]->rank; d++)
@@ -676,16 +634,17 @@ static infer_status trilu_prepare(const cuda_exec *x, const node *n, const void 
                                   const tensor *const *in, const tensor *const *host_in,
                                   tensor *const *out, void **state, int64_t *ws_bytes) {
   trilu_state *s;
-  int64_t upper, es;
+  int64_t es;
+  const trilu_params *p = params;
   TRY(elem_size_of("Trilu", in[0], &es));
   if (es > 8 || in[0]->rank < 2)
     return infer_fail(INFER_ERR_UNSUPPORTED, "Trilu on the GPU: unsupported input");
   if (input_given(n, in, 1) &&
       (in[1]->dtype != INFER_DTYPE_INT64 || dims_count(in[1]->rank, in[1]->dims) != 1))
     return infer_fail(INFER_ERR_INVALID_MODEL, "Trilu: k must be one int64");
-  TRY(attr_get_int(n, "upper", 1, &upper));
+  if (!p) return infer_fail(INFER_ERR_INTERNAL, "Trilu: attributes were not parsed");
   NEW_STATE(s, sizeof *s);
-  s->upper = upper != 0;
+  s->upper = p->upper != 0;
   return INFER_OK;
 }
 
