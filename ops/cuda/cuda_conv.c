@@ -428,19 +428,24 @@ out:
 }
 
 /* What Conv and ConvTranspose read alike: the spatial rank (1 to 3), the cuDNN
- * data type, the window attributes and the group count. */
-static infer_status conv_read_common(const node *n, const char *op, const tensor *X, int *nsp,
-                                     cudnnDataType_t *dt, win_attrs *w, int64_t *group) {
+ * data type, and from the CPU op's params (conv_fused.h) the window attributes and
+ * the group count. */
+static infer_status conv_read_common(const conv_params *p, const char *op, const tensor *X,
+                                     int *nsp, cudnnDataType_t *dt, win_attrs *w,
+                                     int64_t *group) {
   *nsp = X->rank - 2;
   if (*nsp < 1 || *nsp > 3)
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: %d spatial dims", op, *nsp);
   TRY(data_type(X->dtype, dt));
-  TRY(win_attrs_parse(n, op, w));
-  return attr_get_int(n, "group", 1, group);
+  if (!p) return infer_fail(INFER_ERR_INTERNAL, "%s: attributes were not parsed", op);
+  *w = p->w;
+  *group = p->group;
+  return INFER_OK;
 }
 
-/* Conv, and FusedConv when fp is set (its epilogue, Z, channels_last). */
-static infer_status conv_prepare_common(const cuda_exec *x, const node *n,
+/* Conv (cp its params), and FusedConv when fp is set (cp = &fp->conv; its epilogue, Z,
+ * channels_last). */
+static infer_status conv_prepare_common(const cuda_exec *x, const node *n, const conv_params *cp,
                                         const fused_conv_params *fp, const tensor *const *in,
                                         tensor *const *out, void **state, int64_t *ws_bytes) {
   const char *op = fp ? "FusedConv" : "Conv";
@@ -459,7 +464,7 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n,
   cudnnDataType_t dt = CUDNN_DATA_FLOAT;
   win_attrs w;
   int64_t group;
-  TRY(conv_read_common(n, op, X, &nsp, &dt, &w, &group));
+  TRY(conv_read_common(cp, op, X, &nsp, &dt, &w, &group));
   if (fp && dt == CUDNN_DATA_DOUBLE)
     return infer_fail(INFER_ERR_UNSUPPORTED, "FusedConv on the GPU: float64 is not supported");
   win_geom g;
@@ -599,13 +604,14 @@ fail:
 static infer_status cuda_conv_prepare(const cuda_exec *x, const node *n, const void *params,
                                  const tensor *const *in, const tensor *const *host_in,
                                  tensor *const *out, void **state, int64_t *ws_bytes) {
-  return conv_prepare_common(x, n, NULL, in, out, state, ws_bytes);
+  return conv_prepare_common(x, n, params, NULL, in, out, state, ws_bytes);
 }
 
 static infer_status fused_prepare(const cuda_exec *x, const node *n, const void *params,
                                   const tensor *const *in, const tensor *const *host_in,
                                   tensor *const *out, void **state, int64_t *ws_bytes) {
-  return conv_prepare_common(x, n, params, in, out, state, ws_bytes);
+  const fused_conv_params *fp = params;
+  return conv_prepare_common(x, n, fp ? &fp->conv : NULL, fp, in, out, state, ws_bytes);
 }
 
 static infer_status cuda_conv_run(const cuda_exec *x, const node *n, const void *params,
@@ -664,10 +670,10 @@ static infer_status convt_prepare(const cuda_exec *x, const node *n, const void 
   cudnnDataType_t dt = CUDNN_DATA_FLOAT;
   win_attrs w;
   int64_t group;
-  TRY(conv_read_common(n, "ConvTranspose", X, &nsp, &dt, &w, &group));
-  const int64_t *opad;
-  int n_opad;
-  TRY(attr_get_ints(n, "output_padding", &opad, &n_opad));
+  const conv_params *p = params;
+  TRY(conv_read_common(p, "ConvTranspose", X, &nsp, &dt, &w, &group));
+  const int64_t *opad = p->output_padding;
+  int n_opad = p->n_output_padding;
   int r = nsp == 1 ? 4 : nsp + 2, lead = r - 2 - nsp;
   int64_t xd[5], wd[5], yd[5];
   int pads[3], strides[3], dil[3];
