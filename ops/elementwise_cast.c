@@ -9,10 +9,6 @@
 
 #include "elementwise.h"
 
-typedef struct cast_params {
-  infer_dtype to;
-} cast_params;
-
 static infer_status check_common_attrs(const node *n) {
   int64_t sat;
   const char *mode;

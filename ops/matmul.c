@@ -10,6 +10,7 @@
 #include "conv_util.h"
 #include "cpu_gemm.h"
 #include "matmul_dims.h"
+#include "matmul_params.h"
 
 static bool mm_dtype_ok(infer_dtype t) {
   return dtype_is_float(t) || t == INFER_DTYPE_INT32 || t == INFER_DTYPE_INT64 ||
@@ -191,11 +192,6 @@ static infer_status matmul_run(const node *n, const void *params, const tensor *
 }
 
 /* ---- Gemm ----------------------------------------------------------------------- */
-
-typedef struct gemm_params {
-  float alpha, beta;
-  int64_t trans_a, trans_b;
-} gemm_params;
 
 static const char *const gemm_attr_names[] = {"alpha",  "beta",   "broadcast",
                                               "transA", "transB", NULL};

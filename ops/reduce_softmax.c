@@ -4,12 +4,8 @@
  * alone. Both subtract the maximum first; sums accumulate in double. */
 #include <stdlib.h>
 
+#include "reduce_params.h"
 #include "reduce_util.h"
-
-typedef struct softmax_params {
-  int64_t axis;
-  bool log;
-} softmax_params;
 
 static const char *const softmax_attrs[] = {"axis", NULL};
 
@@ -26,9 +22,9 @@ static infer_status softmax_parse(const node *n, void **params) {
   return INFER_OK;
 }
 
-/* The softmax as [outer, len, inner]: `len` elements at stride `inner`. */
-static infer_status softmax_geometry(const node *n, const softmax_params *p, const tensor *x,
-                                     int64_t *outer, int64_t *len, int64_t *inner) {
+/* (reduce_params.h) */
+infer_status softmax_geometry(const node *n, const softmax_params *p, const tensor *x,
+                              int64_t *outer, int64_t *len, int64_t *inner) {
   int axis;
   if (x->rank == 0) { /* a scalar normalizes over itself */
     if (p->axis != 0 && p->axis != -1)

@@ -1,5 +1,5 @@
-/* conv_alts.c: the list of alternative convolution implementations cuda_conv.c
- * times against cuDNN's legacy API at build. New ones go last: the algorithm cache
+/* conv_alts.c: the list of alternative convolution implementations the Conv search
+ * (conv_algo_search.c) times against cuDNN's legacy API at build. New ones go last: the algorithm cache
  * stores a choice by its index here. */
 #include "conv_alt.h"
 
