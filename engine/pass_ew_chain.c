@@ -18,6 +18,7 @@
 #include "../ops/elementwise_chain.h"
 #include "../ops/op.h"
 #include "passes.h"
+#include "view.h"
 
 static const struct {
   const char *name;
@@ -226,6 +227,108 @@ static infer_status chain_at(graph *g, int i, int *readers, bool *used, int *rem
   return INFER_OK;
 }
 
+/* Whether value w (read only by its one reader, of the output's shape y) comes out of
+ * movement nodes whose view of their source has one stride per dim: then the chain can
+ * read the source through those strides and the movement nodes go (a Transpose before a
+ * residual Add, say). *base, *offset, strides[] describe the view. */
+static bool viewable(const graph *g, int w, const value *y, const int *readers, int *base,
+                     int64_t *offset, int64_t *strides) {
+  const value *wv = &g->values[w];
+  /* strides fix every size: not for a batch that changes per run (the CPU's flexible one) */
+  if (wv->shape_dep || wv->data_dep || y->shape_dep) return false;
+  if (readers[w] != 1 || pass_is_graph_output(g, w) || !wv->shape_known ||
+      !dims_equal(wv->t.rank, wv->t.dims, y->t.rank, y->t.dims) || wv->t.dtype != y->t.dtype)
+    return false;
+  view v;
+  if (view_of(g, w, 8, &v) == 0 || v.base == w || v.rank != wv->t.rank) return false;
+  for (int d = 0; d < v.rank; d++) {
+    if (view_dim(&v, d) != wv->t.dims[d]) return false;
+    if (!view_dim_stride(&v, d, &strides[d])) return false;
+  }
+  /* only a real rearrangement is worth it: a plain reshape is already a free view */
+  int64_t contiguous[INFER_MAX_RANK];
+  dims_strides(v.rank, wv->t.dims, contiguous);
+  bool same = v.offset == 0;
+  for (int d = 0; d < v.rank && same; d++) same = wv->t.dims[d] == 1 || strides[d] == contiguous[d];
+  if (same) return false;
+  *base = v.base;
+  *offset = v.offset;
+  return true;
+}
+
+static infer_status add_view_attr(node *n, int k, int rank, int64_t offset, const int64_t *strides) {
+  int64_t rec[3 + INFER_MAX_RANK] = {k, rank, offset};
+  memcpy(rec + 3, strides, sizeof(int64_t) * (size_t)rank);
+  const int64_t *old = NULL;
+  int c = -1;
+  if (attr_get_ints(n, "views", &old, &c) != INFER_OK) return INFER_ERR_INVALID_MODEL;
+  int total = (c > 0 ? c : 0) + 3 + rank;
+  int64_t *all = malloc(sizeof(int64_t) * (size_t)total);
+  if (!all) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "fuse-elementwise: out of memory");
+  if (c > 0) memcpy(all, old, sizeof(int64_t) * (size_t)c);
+  memcpy(all + (c > 0 ? c : 0), rec, sizeof(int64_t) * (size_t)(3 + rank));
+  infer_status st = pass_set_attr_ints(n, "views", all, total);
+  free(all);
+  return st;
+}
+
+/* Folds viewable inputs (above) into FusedChains, and turns a single binary elementwise
+ * op with one into a one-step chain. */
+static infer_status absorb_views(graph *g, int *readers, int *removed) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    node *n = &g->nodes[i];
+    if (n->removed || n->n_outputs != 1 || n->outputs[0] < 0) continue;
+    const value *y = &g->values[n->outputs[0]];
+    if (!float_value(y)) continue;
+    if (!is_chain(n)) {
+      /* a single binary op: the head is the operand that is not a view */
+      if (n->n_inputs != 2) continue;
+      int base, v = -1;
+      int64_t off, st[INFER_MAX_RANK];
+      for (int k = 0; k < 2 && v < 0; k++)
+        if (viewable(g, n->inputs[k], y, readers, &base, &off, st)) v = k;
+      if (v < 0) continue;
+      int head = n->inputs[1 - v];
+      ewc_step s;
+      int other;
+      if (!step_of(g, n, head, &s, &other) || other != n->inputs[v] ||
+          !dims_equal(g->values[head].t.rank, g->values[head].t.dims, y->t.rank, y->t.dims))
+        continue;
+      s.operand = 1;
+      int ins[2] = {head, base};
+      node tmp;
+      memset(&tmp, 0, sizeof tmp);
+      infer_status st2 = set_steps(&tmp, &s, 1);
+      if (st2 == INFER_OK) st2 = add_view_attr(&tmp, 1, y->t.rank, off, st);
+      if (st2 != INFER_OK) {
+        for (int a = 0; a < tmp.n_attrs; a++) attr_clear(&tmp.attrs[a]);
+        free(tmp.attrs);
+        return st2;
+      }
+      readers[n->inputs[0]]--;
+      readers[n->inputs[1]]--;
+      TRY(pass_rewrite_node(g, i, "infer", "FusedChain", 1, ins, 2, tmp.attrs, tmp.n_attrs));
+      readers[head]++;
+      readers[base]++;
+      (*removed)++;
+      continue;
+    }
+    for (int k = 1; k < n->n_inputs; k++) {
+      int base;
+      int64_t off, st[INFER_MAX_RANK];
+      const fused_chain_params *p = n->params;
+      if (p->has_view[k] || !viewable(g, n->inputs[k], y, readers, &base, &off, st)) continue;
+      TRY(add_view_attr(n, k, y->t.rank, off, st));
+      readers[n->inputs[k]]--;
+      n->inputs[k] = base;
+      readers[base]++;
+      TRY(pass_reparse(n));
+      (*removed)++;
+    }
+  }
+  return INFER_OK;
+}
+
 infer_status pass_fuse_elementwise(graph *g, int *removed) {
   *removed = 0;
   int *readers = pass_count_readers(g);
@@ -233,6 +336,7 @@ infer_status pass_fuse_elementwise(graph *g, int *removed) {
   infer_status st = readers && used ? INFER_OK
                                     : infer_fail(INFER_ERR_OUT_OF_MEMORY, "fuse-elementwise: out of memory");
   for (int i = 0; st == INFER_OK && i < g->n_nodes; i++) st = chain_at(g, i, readers, used, removed);
+  if (st == INFER_OK) st = absorb_views(g, readers, removed);
   free(readers);
   free(used);
   return st;

@@ -89,7 +89,7 @@ template <> struct vec_io<float, 4> {
 template <typename T, int VEC>
 __device__ __forceinline__ void operand(const chain_args &a, int k, const int64_t *coord, float *v) {
   const T *p = static_cast<const T *>(a.in[k]);
-  int64_t off = 0;
+  int64_t off = a.g.offset[k];
   for (int d = 0; d < a.g.rank; d++) off += coord[d] * a.g.strides[k][d];
   if (VEC == 1 || a.g.strides[k][a.g.rank - 1] == 1) {
     vec_io<T, VEC>::load(p + off, v);
@@ -157,7 +157,7 @@ bool vectorizable(const k_ewc_geom *g, const void *const *in, const void *y, int
     const int64_t ls = g->strides[k][last];
     if (ls != 0 && ls != 1) return false;
     if (ls == 1) {
-      if ((uintptr_t)in[k] % 16) return false;
+      if ((uintptr_t)in[k] % 16 || (g->offset[k] * (int64_t)es) % 16) return false;
       for (int d = 0; d < last; d++)
         if ((g->strides[k][d] * (int64_t)es) % 16) return false;
     }

@@ -20,6 +20,7 @@ typedef struct k_ewc_geom {
   int n_in;
   int64_t dims[EWC_MAX_RANK];
   int64_t strides[EWC_MAX_INPUTS][EWC_MAX_RANK];
+  int64_t offset[EWC_MAX_INPUTS]; /* each input's first element */
 } k_ewc_geom;
 
 /* y = chain(in[0], in[1], ...) for float32, float16 or bfloat16 (k_dtype codes; every

@@ -54,6 +54,40 @@ static bool known_op(int op) {
   return (op >= 0 && op < EWC_BINARY_END) || (op >= EWC_RELU && op < EWC_OP_END);
 }
 
+void ewc_input_strides(const fused_chain_params *p, int k, const tensor *in, const tensor *out,
+                       int64_t *strides, int64_t *offset) {
+  if (p->has_view[k]) {
+    memcpy(strides, p->view_strides[k], sizeof(int64_t) * (size_t)out->rank);
+    *offset = p->view_offset[k];
+    return;
+  }
+  broadcast_strides(in->rank, in->dims, out->rank, strides);
+  *offset = 0;
+}
+
+/* The "views" attribute into p; false when malformed. */
+static bool parse_views(const node *n, fused_chain_params *p) {
+  const int64_t *v;
+  int c = -1;
+  if (attr_get_ints(n, "views", &v, &c) != INFER_OK) return false;
+  for (int i = 0; i < c;) {
+    if (c - i < 3) return false;
+    int64_t k = v[i], r = v[i + 1];
+    if (k < 0 || k >= n->n_inputs || k >= EWC_MAX_INPUTS || r < 0 || r > INFER_MAX_RANK ||
+        c - i < 3 + r || v[i + 2] < 0 || p->has_view[k])
+      return false;
+    p->has_view[k] = true;
+    p->view_rank[k] = (int)r;
+    p->view_offset[k] = v[i + 2];
+    for (int d = 0; d < r; d++) {
+      if (v[i + 3 + d] < 0) return false;
+      p->view_strides[k][d] = v[i + 3 + d];
+    }
+    i += 3 + (int)r;
+  }
+  return true;
+}
+
 static infer_status fc_parse(const node *n, void **params) {
   fused_chain_params *p = calloc(1, sizeof *p);
   if (!p) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
@@ -66,6 +100,8 @@ static infer_status fc_parse(const node *n, void **params) {
   if (ns < 0 || ns % 3 || ns / 3 > EWC_MAX_STEPS || np != 2 * (ns / 3))
     return infer_fail(INFER_ERR_INVALID_MODEL, "FusedChain: steps/params do not describe at most "
                       "%d steps", EWC_MAX_STEPS);
+  if (!parse_views(n, p))
+    return infer_fail(INFER_ERR_INVALID_MODEL, "FusedChain: the views attribute is malformed");
   p->n_steps = ns / 3;
   for (int k = 0; k < p->n_steps; k++) {
     ewc_step *s = &p->steps[k];
@@ -91,9 +127,24 @@ static infer_status fc_infer(const node *n, const void *params, const tensor *co
                 x->dtype == INFER_DTYPE_BFLOAT16;
   if (!floats)
     return infer_fail(INFER_ERR_UNSUPPORTED, "FusedChain: dtype %s", infer_dtype_name(x->dtype));
+  const fused_chain_params *p = params;
+  /* the output: input 0's shape, or the shape its view gives */
+  if (p->has_view[0])
+    return infer_fail(INFER_ERR_INVALID_MODEL, "FusedChain: input 0 cannot be a view");
   for (int k = 1; k < n->n_inputs; k++) {
     int r;
     int64_t d[INFER_MAX_RANK];
+    if (p->has_view[k]) { /* every element it reaches lies in the input */
+      int64_t last = p->view_offset[k];
+      if (p->view_rank[k] != x->rank || in[k]->dtype != x->dtype)
+        return infer_fail(INFER_ERR_INVALID_MODEL, "FusedChain: view of input %d has rank %d, "
+                          "the output %d", k, p->view_rank[k], x->rank);
+      for (int dd = 0; dd < x->rank; dd++) last += (x->dims[dd] - 1) * p->view_strides[k][dd];
+      if (dims_count(x->rank, x->dims) > 0 && last >= dims_count(in[k]->rank, in[k]->dims))
+        return infer_fail(INFER_ERR_INVALID_MODEL, "FusedChain: view of input %d reaches past "
+                          "its %lld elements", k, (long long)dims_count(in[k]->rank, in[k]->dims));
+      continue;
+    }
     if (in[k]->dtype != x->dtype || in[k]->rank > x->rank ||
         broadcast_shapes(x->rank, x->dims, in[k]->rank, in[k]->dims, &r, d) != INFER_OK ||
         !dims_equal(r, d, x->rank, x->dims))
@@ -117,7 +168,7 @@ static infer_status fc_run(const node *n, const void *params, const tensor *cons
   int64_t count = dims_count(r, x->dims);
   int64_t strides[EWC_MAX_INPUTS][INFER_MAX_RANK], off[EWC_MAX_INPUTS] = {0};
   int64_t coord[INFER_MAX_RANK] = {0};
-  for (int k = 0; k < n->n_inputs; k++) broadcast_strides(in[k]->rank, in[k]->dims, r, strides[k]);
+  for (int k = 0; k < n->n_inputs; k++) ewc_input_strides(p, k, in[k], x, strides[k], &off[k]);
   for (int64_t i = 0; i < count; i++) {
     float acc = (float)tensor_get_f64(x, i);
     for (int s = 0; s < p->n_steps; s++) {
@@ -139,7 +190,7 @@ static infer_status fc_run(const node *n, const void *params, const tensor *cons
   return INFER_OK;
 }
 
-static const char *const fc_attrs[] = {"steps", "params", NULL};
+static const char *const fc_attrs[] = {"steps", "params", "views", NULL};
 static const op_desc op_fused_chain = {
     .name = "FusedChain", .domain = "infer", .since = 1, .until = 1,
     .min_inputs = 1, .max_inputs = EWC_MAX_INPUTS, .min_outputs = 1, .max_outputs = 1,

@@ -28,7 +28,8 @@ static infer_status chain_prepare(const cuda_exec *x, const node *n, const void 
   *state = s;
   int r = y->rank;
   int64_t st[EWC_MAX_INPUTS][INFER_MAX_RANK];
-  for (int k = 0; k < n->n_inputs; k++) broadcast_strides(in[k]->rank, in[k]->dims, r, st[k]);
+  const fused_chain_params *p = params;
+  for (int k = 0; k < n->n_inputs; k++) ewc_input_strides(p, k, in[k], y, st[k], &s->g.offset[k]);
   /* merge dims, innermost first, skipping size-1 ones */
   k_ewc_geom *g = &s->g;
   g->n_in = n->n_inputs;
