@@ -481,5 +481,4 @@ const op_desc op_conv_transpose = {.name = "ConvTranspose",
                                    .run = convt_run,
                                    .workspace = convt_workspace};
 
-extern const op_desc op_fused_conv; /* conv_fused.c */
-const op_desc *const ops_conv[] = {&op_conv, &op_conv_transpose, &op_fused_conv, NULL};
+

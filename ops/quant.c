@@ -1,17 +1,10 @@
-/* quant.c: the quantization family list, and the helpers of quant_util.h. */
+/* quant.c: the helpers of quant_util.h (the family list: quant_family.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "elementwise.h" /* onnx_type_name */
 #include "quant_util.h"
 
-extern const op_desc op_quantize_linear, op_dequantize_linear, op_dynamic_quantize_linear,
-    op_conv_integer, op_qlinear_conv, op_matmul_integer, op_qlinear_matmul;
-
-const op_desc *const ops_quant[] = {&op_quantize_linear, &op_dequantize_linear,
-                                    &op_dynamic_quantize_linear, &op_conv_integer,
-                                    &op_qlinear_conv,    &op_matmul_integer,
-                                    &op_qlinear_matmul,  NULL};
 
 /* ---- dtypes ---------------------------------------------------------------------- */
 
