@@ -160,7 +160,7 @@ static infer_status chain_at(graph *g, int i, int *readers, bool *used, int *rem
   int nodes[EWC_MAX_STEPS], ins[EWC_MAX_INPUTS], n_in = 0, n_steps = 0, n_nodes = 0, acc, cand;
   if (is_chain(n0)) { /* a chain already (bn-to-affine's): it grows from its end */
     const fused_chain_params *p = n0->params;
-    if (n0->n_inputs > EWC_MAX_INPUTS) return INFER_OK;
+    if (n0->n_inputs > EWC_MAX_INPUTS || p->n_parts) return INFER_OK;
     memcpy(steps, p->steps, sizeof(ewc_step) * (size_t)p->n_steps);
     n_steps = p->n_steps;
     for (int k = 0; k < n0->n_inputs; k++) ins[n_in++] = n0->inputs[k];

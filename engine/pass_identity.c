@@ -1,7 +1,7 @@
 /* pass_identity.c: drops nodes whose output is their first input, unchanged:
  * Identity, inference Dropout, shape ops that keep the shape, Cast to the same
  * dtype, Transpose by the identity permutation, Expand and Tile that keep the shape,
- * Pad by zeros. Readers of the output read the
+ * Pad by zeros, Concat of one input. Readers of the output read the
  * input instead (graph outputs: see passes.h). */
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +74,8 @@ static bool is_identity(const graph *g, const node *n, const int *readers) {
   if (pass_node_is(n, "Transpose")) return keeps_shape(g, n) && transpose_is_identity(g, n);
   /* Expand and Tile to the same shape repeat nothing */
   if (pass_node_is(n, "Expand") || pass_node_is(n, "Tile")) return keeps_shape(g, n);
+  /* a Concat of one part (DenseNet's first layer of each block: torch.cat([x])) */
+  if (pass_node_is(n, "Concat") && n->n_inputs == 1) return keeps_shape(g, n);
   /* a Pad of nothing (exporters write them before pools); pads that keep the shape but
    * are not all zero (a negative pad) would shift the data */
   if (pass_node_is(n, "Pad") && keeps_shape(g, n)) return pad_is_zero(g, n);

@@ -30,7 +30,8 @@
 /* Identity; Dropout in inference mode (no training_mode input, or a constant false
  * one) whose mask output is absent or unread; Reshape, Flatten, Squeeze, Unsqueeze
  * whose output shape equals the input's (both known at build time); Cast to the
- * input's dtype; Transpose whose permutation is the identity. */
+ * input's dtype; Transpose whose permutation is the identity; Expand and Tile that
+ * keep the shape; Pad by zeros; Concat of one input. */
 infer_status pass_remove_identity(graph *g, int *removed);
 
 /* Conv (constant float32/float64 W, optional constant B) whose output is read only
@@ -71,6 +72,11 @@ infer_status pass_fuse_attention(graph *g, int *removed);
 /* Chains of elementwise ops (and an existing FusedChain growing from its end) -> one
  * FusedChain (domain infer) (engine/pass_ew_chain.c). */
 infer_status pass_fuse_elementwise(graph *g, int *removed);
+
+/* After fuse-elementwise: a Concat along the last axis read only as a FusedChain's first
+ * operand goes into the chain (attribute concat), which reads the parts in place
+ * (engine/pass_concat_chain.c). */
+infer_status pass_fuse_concat_chain(graph *g, int *removed);
 
 /* An inference BatchNormalization left unfolded -> FusedChain x * a[c] + b[c]
  * (engine/pass_bn_affine.c). *rewritten: nodes rewritten. */

@@ -100,22 +100,37 @@ __device__ __forceinline__ void operand(const chain_args &a, int k, const int64_
   }
 }
 
+// Operand 0 as a concatenation: the VEC values at column c of row `row`, from the part
+// holding that column (a vector never straddles two parts: vectorizable() checks).
+template <typename T, int VEC>
+__device__ __forceinline__ void concat_operand(const chain_args &a, int64_t row, int64_t c,
+                                               float *v) {
+  int k = 0;
+  while (k < a.g.n_parts - 1 && c >= a.g.part_end[k]) k++;
+  const int64_t start = k ? a.g.part_end[k - 1] : 0, width = a.g.part_end[k] - start;
+  vec_io<T, VEC>::load(static_cast<const T *>(a.g.part[k]) + row * width + (c - start), v);
+}
+
 // I: the index type, 32-bit where every offset fits (64-bit division costs ten times more)
-template <typename T, int VEC, typename I>
+template <typename T, int VEC, typename I, bool CONCAT>
 __global__ void chain_kernel(const chain_args a, int64_t n_vec) {
   for (int64_t vi = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; vi < n_vec;
        vi += (int64_t)gridDim.x * blockDim.x) {
     // coordinates of the vector's first element (the innermost dim advances by VEC)
     int64_t coord[EWC_MAX_RANK];
-    I rest = (I)(vi * VEC);
+    I rest = (I)(vi * VEC), row = 0;
     const int64_t yoff = vi * VEC;
     for (int d = a.g.rank - 1; d >= 0; d--) {
       const I q = rest / (I)a.g.dims[d];
       coord[d] = rest - q * (I)a.g.dims[d];
       rest = q;
+      if (d == a.g.rank - 1) row = q;
     }
     float acc[VEC], v[VEC];
-    operand<T, VEC>(a, 0, coord, acc);
+    if (CONCAT)
+      concat_operand<T, VEC>(a, (int64_t)row, coord[a.g.rank - 1], acc);
+    else
+      operand<T, VEC>(a, 0, coord, acc);
     for (int s = 0; s < a.n_steps; s++) {
       const ewc_step st = a.steps[s];
       if (st.op < EWC_BINARY_END) {
@@ -137,14 +152,19 @@ __global__ void chain_kernel(const chain_args a, int64_t n_vec) {
   }
 }
 
-template <typename T, int VEC>
-cudaError_t chain_go(const chain_args &a, int64_t n, cudaStream_t s) {
+template <typename T, int VEC, bool CONCAT>
+cudaError_t chain_go_c(const chain_args &a, int64_t n, cudaStream_t s) {
   const int64_t n_vec = n / VEC;
   if (n < ((int64_t)1 << 31))
-    chain_kernel<T, VEC, uint32_t><<<k_blocks(n_vec, 256), 256, 0, s>>>(a, n_vec);
+    chain_kernel<T, VEC, uint32_t, CONCAT><<<k_blocks(n_vec, 256), 256, 0, s>>>(a, n_vec);
   else
-    chain_kernel<T, VEC, int64_t><<<k_blocks(n_vec, 256), 256, 0, s>>>(a, n_vec);
+    chain_kernel<T, VEC, int64_t, CONCAT><<<k_blocks(n_vec, 256), 256, 0, s>>>(a, n_vec);
   return cudaGetLastError();
+}
+
+template <typename T, int VEC>
+cudaError_t chain_go(const chain_args &a, int64_t n, cudaStream_t s) {
+  return a.g.n_parts > 0 ? chain_go_c<T, VEC, true>(a, n, s) : chain_go_c<T, VEC, false>(a, n, s);
 }
 
 // Whether every input walks the innermost dim contiguously or broadcasts over it, the
@@ -153,7 +173,11 @@ bool vectorizable(const k_ewc_geom *g, const void *const *in, const void *y, int
   const int last = g->rank - 1;
   if (g->dims[last] % vec) return false;
   if ((uintptr_t)y % 16) return false;
-  for (int k = 0; k < g->n_in; k++) {
+  for (int k = 0; k < g->n_parts; k++) {
+    const int64_t width = g->part_end[k] - (k ? g->part_end[k - 1] : 0);
+    if (width % vec || (uintptr_t)g->part[k] % 16) return false;
+  }
+  for (int k = g->n_parts > 0 ? 1 : 0; k < g->n_in; k++) {
     const int64_t ls = g->strides[k][last];
     if (ls != 0 && ls != 1) return false;
     if (ls == 1) {
@@ -170,7 +194,7 @@ bool vectorizable(const k_ewc_geom *g, const void *const *in, const void *y, int
 extern "C" cudaError_t k_ew_chain(int dtype, const void *const *in, void *y, const k_ewc_geom *g,
                                   const ewc_step *steps, int n_steps, cudaStream_t stream) {
   if (g->rank < 1 || g->rank > EWC_MAX_RANK || g->n_in < 1 || g->n_in > EWC_MAX_INPUTS ||
-      n_steps < 0 || n_steps > EWC_MAX_STEPS)
+      n_steps < 0 || n_steps > EWC_MAX_STEPS || g->n_parts < 0 || g->n_parts > EWC_MAX_PARTS)
     return cudaErrorInvalidValue;
   int64_t n = 1;
   for (int d = 0; d < g->rank; d++) n *= g->dims[d];

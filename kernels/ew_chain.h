@@ -21,6 +21,12 @@ typedef struct k_ewc_geom {
   int64_t dims[EWC_MAX_RANK];
   int64_t strides[EWC_MAX_INPUTS][EWC_MAX_RANK];
   int64_t offset[EWC_MAX_INPUTS]; /* each input's first element */
+  /* n_parts > 0: input 0 is the concatenation of parts along the innermost dim, which is
+   * then not merged with others; part k holds columns [end[k-1], end[k]) of each row, its
+   * rows contiguous (row stride = its width); in[0] and its strides are unused */
+  int n_parts;
+  const void *part[EWC_MAX_PARTS];
+  int64_t part_end[EWC_MAX_PARTS];
 } k_ewc_geom;
 
 /* y = chain(in[0], in[1], ...) for float32, float16 or bfloat16 (k_dtype codes; every

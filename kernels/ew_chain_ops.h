@@ -33,6 +33,7 @@ enum ew_chain_op {
 
 #define EWC_MAX_STEPS 16
 #define EWC_MAX_INPUTS 8
+#define EWC_MAX_PARTS 64 /* concatenated parts of the first operand */
 #define EWC_MAX_RANK 6
 
 typedef struct ewc_step {

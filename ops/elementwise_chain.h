@@ -12,6 +12,11 @@
 
 typedef struct fused_chain_params {
   int n_steps;
+  /* attribute "concat" (0 when absent): inputs [0, concat) are concatenated along the
+   * last axis into the chain's first operand (fuse-concat-chain: DenseNet's BatchNorm and
+   * ReLU read the feature list without the Concat's copy); steps' operands are inputs
+   * at or after it */
+  int n_parts;
   ewc_step steps[EWC_MAX_STEPS];
   /* an input read through a strided view of its bytes (a Transpose or Slice folded in by
    * fuse-elementwise): element offset and one stride per output dim */
@@ -25,10 +30,20 @@ typedef struct fused_chain_params {
  * step (p0, p1), "views" (optional) = per viewed input: input index, rank, offset, then
  * rank strides. */
 
-/* Input k's element strides over the output's dims (rank out->rank) and its element
+/* Slot k's element strides over the output's dims (rank out->rank) and its element
  * offset: its view, or its numpy broadcast (0 on broadcast dims). */
 void ewc_input_strides(const fused_chain_params *p, int k, const tensor *in, const tensor *out,
                        int64_t *strides, int64_t *offset);
+
+/* Operand slots: slot 0 is the first operand (input 0, or the concatenated parts), slot
+ * j >= 1 an input after them; steps' operands and the view arrays are slots. */
+int ewc_slots(const fused_chain_params *p, const node *n);
+int ewc_slot_input(const fused_chain_params *p, int slot);
+
+/* The chain's first operand: input 0's shape, or the concatenation of the parts along
+ * their last axis (an error when they do not concatenate). */
+infer_status ewc_first_shape(const fused_chain_params *p, const node *n, const tensor *const *in,
+                             tensor *shape);
 
 /* One step in float, as the GPU kernel computes it (NaN kept by Max, Min, Relu, Clip). */
 float ewc_apply(const ewc_step *s, float acc, float operand);
