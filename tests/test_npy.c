@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../loaders/npy.h"
+#include "check.h"
 
 /* ---- files written by numpy 1.24 (np.save / numpy.lib.format.write_array) ---------- */
 /* v1.0 {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } */
@@ -106,18 +107,6 @@ static const uint8_t golden_big_endian[140] = {
 };
 
 /* ---- helpers ------------------------------------------------------------------------- */
-
-static int failures;
-
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      failures++;                                          \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-    }                                                      \
-  } while (0)
 
 /* Parses a copy of buf in an exact-size allocation, so a sanitizer sees any over-read. */
 static infer_status parse_copy(const void *buf, size_t len, tensor *out) {
