@@ -90,3 +90,58 @@ else()
   endif()
 endif()
 message(STATUS "infer: conformance data set: ${onnx_tests_label}")
+
+# ---- the torchvision zoo (models/export_zoo.py) --------------------------------------
+# Sets zoo_dir, zoo_models (the models the model_* tests check) and zoo_fixture (the
+# CTest fixture that exports them, or empty). By default the test setup
+# (model_zoo_export, tests/run_zoo_export.sh) exports INFER_ZOO_MODELS into
+# BUILD/models-zoo with Debian's python3-torch/torchvision, once (it keeps a stamp);
+# -DINFER_MODELS_DIR=DIR tests an exported zoo instead: the models its manifest lists.
+set(infer_zoo_all resnet18 resnet50 resnext50_32x4d wide_resnet50_2 mobilenet_v2
+                  mobilenet_v3_large efficientnet_b0 densenet121 vgg16 squeezenet1_1 googlenet
+                  inception_v3 shufflenet_v2_x1_0 regnet_y_400mf mnasnet1_0 convnext_tiny vit_b_16)
+# The default: every model but the four largest (vgg16, wide_resnet50_2, resnext50_32x4d,
+# inception_v3: 1.0 GB of the zoo's 1.8 GB); exported in ~35 s and checked in ~5 s on
+# the 2-core development machine, 0.8 GB on disk.
+set(infer_zoo_default resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b0
+                      densenet121 squeezenet1_1 googlenet shufflenet_v2_x1_0 regnet_y_400mf
+                      mnasnet1_0 convnext_tiny vit_b_16)
+set(INFER_ZOO_MODELS "default" CACHE STRING
+    "Models the model tests export and check: default (13), all (17), or a ;-list")
+set(INFER_MODELS_DIR "" CACHE PATH
+    "An exported zoo (python3 models/export_zoo.py DIR) whose models the tests check, instead of exporting INFER_ZOO_MODELS into the build tree")
+if(INFER_MODELS_DIR STREQUAL "${PROJECT_BINARY_DIR}/models-zoo")  # the old default
+  set(INFER_MODELS_DIR "" CACHE PATH "" FORCE)
+endif()
+if(INFER_MODELS_DIR)
+  if(NOT EXISTS "${INFER_MODELS_DIR}/manifest.json")
+    message(FATAL_ERROR "INFER_MODELS_DIR=${INFER_MODELS_DIR} has no manifest.json "
+                        "(export it: python3 models/export_zoo.py ${INFER_MODELS_DIR})")
+  endif()
+  set(zoo_dir "${INFER_MODELS_DIR}")
+  set(zoo_fixture "")
+  file(STRINGS "${zoo_dir}/manifest.json" lines REGEX "\"name\": \"[A-Za-z0-9_]+\"")
+  set(zoo_models)
+  foreach(line ${lines})
+    string(REGEX MATCH "\"name\": \"([A-Za-z0-9_]+)\"" _ "${line}")
+    list(APPEND zoo_models ${CMAKE_MATCH_1})
+  endforeach()
+  message(STATUS "infer: model tests: ${zoo_dir} (${zoo_models})")
+else()
+  set(zoo_dir "${PROJECT_BINARY_DIR}/models-zoo")
+  set(zoo_fixture zoo)
+  if(INFER_ZOO_MODELS STREQUAL "default")
+    set(zoo_models ${infer_zoo_default})
+  elseif(INFER_ZOO_MODELS STREQUAL "all")
+    set(zoo_models ${infer_zoo_all})
+  else()
+    set(zoo_models ${INFER_ZOO_MODELS})
+  endif()
+  infer_find_python(INFER_PYTHON_TORCH torch torchvision numpy)
+  if(NOT INFER_PYTHON_TORCH)
+    message(WARNING "infer: no python3 imports torch and torchvision (Debian: apt-get install "
+                    "python3-torch python3-torchvision): the model tests will fail")
+  endif()
+  list(LENGTH zoo_models n)
+  message(STATUS "infer: model tests: ${n} models exported into ${zoo_dir} at test time")
+endif()

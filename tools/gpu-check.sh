@@ -9,12 +9,13 @@
 #       instead of the tests: build infer and model_check only, export the torchvision
 #       zoo (ZOO_MODELS, default all 17; ZOO_EXPORTER torchscript (default), dynamo or
 #       both) and write tools/model-table.sh's table (cpu, cuda fp32, cuda fp16) to
-#       $OUT/model_table.md and the summary (zoo in ZOO_DIR, default /tmp/zoo, as the
-#       model tests read it). Per-model export and run times go to the
-#       summary too. Cells not started by ZOO_TABLE_LIMIT s (default 540) after the
+#       $OUT/model_table.md and the summary (zoo in ZOO_DIR, default /tmp/zoo).
+#       Per-model export and run times go to the summary too. Cells not started by ZOO_TABLE_LIMIT s (default 540) after the
 #       start read "not run (time)"; the export stops ZOO_TABLE_RESERVE s (150) before.
 #       ZOO_TABLE_COLUMNS="fp32 fp16" leaves the CPU column out (about 40 s).
-#   Other knobs: CTEST_REGEX (only the tests it matches), CTEST_LIMIT (s), QUICK=1,
+#   Other knobs: ZOO_MODELS (without ZOO_TABLE: the models the model tests export and
+#   check, default resnet50,mobilenet_v2,efficientnet_b0,vit_b_16),
+#   CTEST_REGEX (only the tests it matches), CTEST_LIMIT (s), QUICK=1,
 #   SKIP_TORCH=1, SKIP_BENCH=1, BENCH_CASES="model batch precision;...", BENCH_COMPILE=1
 #   (torch.compile in the peer benchmark), PROFILE_FORCE="impl ..." (extra profiles with
 #   INFER_CONV_IMPL set to each).
@@ -72,7 +73,8 @@ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFER_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DINFER_ONNX_TESTS_DIR=$data \
   -DPROTOC_C=$pc/usr/bin/protoc-c -DPROTOBUF_C_INCLUDE_DIR=$pc/usr/include \
   -DPROTOBUF_C_LIBRARY=$pc/usr/lib/x86_64-linux-gnu/libprotobuf-c.so \
-  -DINFER_MODELS_DIR=/tmp/zoo "${server_args[@]}" >"$out/configure.log" 2>&1 &&
+  "-DINFER_ZOO_MODELS=$(echo "${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}" | tr , ';')" \
+  "${server_args[@]}" >"$out/configure.log" 2>&1 &&
   if [ "${ZOO_TABLE:-0}" = 1 ]; then
     cmake --build $build -j 16 --target infer model_check >"$out/build.log" 2>&1
   else
@@ -143,15 +145,8 @@ if [ "${ZOO_TABLE:-0}" = 1 ]; then
   exit 0
 fi
 
-# ---- torchvision models for the model tests (model_* and gpu_model_* rows) ---------------
-if [ "${QUICK:-0}" != 1 ] && [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
-  t0=$(date +%s)
-  python3 models/export_zoo.py /tmp/zoo --models "${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}" \
-    >"$out/zoo_export.log" 2>&1
-  rc=$?
-  note "zoo export (${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}): rc=$rc in $(( $(date +%s) - t0 )) s"
-  [ $rc -ne 0 ] && while read -r l; do note "  $l"; done < <(grep -v '^\s*$' "$out/zoo_export.log" | tail -4 | cut -c1-300)
-fi
+# The model tests (model_* and gpu_model_* rows) export their models themselves (the
+# CTest fixture model_zoo_export: INFER_ZOO_MODELS, from ZOO_MODELS, into $build/models-zoo).
 
 # ---- QUICK=1: only GPU conformance (fp32, fp16) and the benchmarks ------------------------
 if [ "${QUICK:-0}" = 1 ]; then
