@@ -60,6 +60,10 @@ int cli_exit_code(infer_status s);
 bool cli_compare(const char *name, const infer_tensor *out, const infer_tensor *ref,
                  double rtol, double atol, bool quiet);
 
+/* --output DIR: creates DIR and its missing parents; returns an exit code (the message
+ * printed). */
+int cli_make_output_dir(const char *dir);
+
 /* Seeded random values of the model's input `index` shape (malloc'ed data);
  * returns an exit code. */
 int cli_random_input(const infer_engine *e, int index, uint64_t *seed, infer_tensor *t);

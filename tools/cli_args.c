@@ -17,7 +17,7 @@ void cli_usage(FILE *f) {
           "  --batch N                 value of every unbound first (batch) dim\n"
           "  --reference [NAME=]FILE   expected output; by name or in order\n"
           "  --rtol R --atol A         tolerance |out-ref| <= atol + rtol*|ref| (1e-3, 1e-7)\n"
-          "  --output DIR              write each output as DIR/NAME.npy\n"
+          "  --output DIR              write each output as DIR/NAME.npy (DIR is created)\n"
           "  --seed N                  seed of the random inputs used when none are given\n"
           "  --quiet | --verbose\n"
           "  --bench                   time runs and print a report (random inputs rotated\n"

@@ -104,6 +104,8 @@ int main(int argc, char **argv) {
     free(text);
     return problems ? EXIT_DEVICE : EXIT_OK;
   }
+  /* before the model runs: a directory that cannot be made fails now, not after it */
+  if (a.output_dir && cli_make_output_dir(a.output_dir) != EXIT_OK) return EXIT_USAGE;
   int rc = EXIT_OK;
   infer_options *opts = NULL;
   infer_engine *e = NULL;
