@@ -50,6 +50,54 @@ int cli_exit_code(infer_status s) {
   }
 }
 
+/* Every option, for "did you mean" (keep in step with cli_parse and cli_usage). */
+static const char *const options[] = {
+    "--help", "--quiet", "--verbose", "--bench", "--no-cuda-graph", "--no-transfers",
+    "--diagnose", "--profile", "--device", "--precision", "--input", "--reference", "--shape",
+    "--batch", "--rtol", "--atol", "--warmup", "--duration", "--iterations", "--peak-tflops",
+    "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed"};
+
+/* Edit distance (insertions, deletions, substitutions, adjacent swaps) of two short
+ * strings; long ones count as far apart. */
+static int distance(const char *a, const char *b) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la > 40 || lb > 40) return 99;
+  int d[41][41];
+  for (int i = 0; i <= la; i++) d[i][0] = i;
+  for (int j = 0; j <= lb; j++) d[0][j] = j;
+  for (int i = 1; i <= la; i++)
+    for (int j = 1; j <= lb; j++) {
+      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[la][lb];
+}
+
+/* The option an unknown one was most likely meant to be: the only one it is a prefix
+ * of, else the nearest within a third of its length; NULL when none is close. */
+static const char *did_you_mean(const char *o) {
+  const char *prefix_of = NULL, *best = NULL;
+  int n_prefix = 0, best_d = 99;
+  size_t len = strlen(o);
+  for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+    if (len > 2 && strncmp(options[i], o, len) == 0) {
+      prefix_of = options[i];
+      n_prefix++;
+    }
+    int d = distance(o, options[i]);
+    if (d < best_d) {
+      best_d = d;
+      best = options[i];
+    }
+  }
+  if (n_prefix == 1) return prefix_of;
+  return best_d <= (int)(len / 3 > 1 ? len / 3 : 1) ? best : NULL;
+}
+
 static bool bad(const char *fmt, const char *arg) {
   fprintf(stderr, "infer: ");
   fprintf(stderr, fmt, arg);
@@ -75,6 +123,13 @@ static bool parse_double(const char *s, double *out) {
   char *end;
   *out = strtod(s, &end);
   return end != s && *end == 0 && *out >= 0;
+}
+
+static bool unknown_option(const char *o) {
+  const char *near = did_you_mean(o);
+  if (!near) return bad("unknown option '%s'", o);
+  fprintf(stderr, "infer: unknown option '%s'; did you mean '%s'?\n", o, near);
+  return false;
 }
 
 bool cli_parse(int argc, char **argv, cli_args *a) {
@@ -109,6 +164,7 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->model = o;
       takes = false;
     } else if (!v) {
+      if (!did_you_mean(o) || strcmp(did_you_mean(o), o) != 0) return unknown_option(o);
       return bad("option %s needs a value", o);
     } else if (strcmp(o, "--device") == 0) {
       if (strcmp(v, "cpu") == 0) a->device = INFER_DEVICE_CPU;
@@ -175,7 +231,7 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->seed = strtoull(v, &end, 10);
       if (end == v || *end) return bad("bad --seed '%s'", v);
     } else {
-      return bad("unknown option '%s' (see --help)", o);
+      return unknown_option(o);
     }
     if (takes) i++;
   }

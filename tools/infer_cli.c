@@ -92,7 +92,8 @@ static void safe_file_name(const char *name, char *buf, size_t cap) {
 int main(int argc, char **argv) {
   cli_args a;
   if (!cli_parse(argc, argv, &a)) {
-    cli_usage(stderr);
+    /* the problem was printed on one line; the whole usage only with --help */
+    fprintf(stderr, "usage: infer MODEL.onnx [options]; 'infer --help' lists them\n");
     return EXIT_USAGE;
   }
   if (a.diagnose) {
