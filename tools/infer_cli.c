@@ -76,6 +76,16 @@ static void print_tensor(const char *name, const infer_tensor *t) {
   printf("\n");
 }
 
+/* "2x3x32x32" ("scalar" for rank 0) into buf. */
+static const char *shape_text(const infer_tensor *t, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = 0;
+  if (t->rank == 0) snprintf(buf, cap, "scalar");
+  for (int k = 0; k < t->rank && len < cap; k++)
+    len += (size_t)snprintf(buf + len, cap - len, k ? "x%lld" : "%lld", (long long)t->dims[k]);
+  return buf;
+}
+
 /* Output names may hold '/' or other characters unfit for a file name. */
 static void safe_file_name(const char *name, char *buf, size_t cap) {
   size_t j = 0;
@@ -211,7 +221,10 @@ int main(int argc, char **argv) {
     bool same_shape = got.rank == ref.rank;
     for (int d = 0; same_shape && d < got.rank; d++) same_shape = got.dims[d] == ref.dims[d];
     if (!same_shape || infer_tensor_count(&got) != infer_tensor_count(&ref)) {
-      fprintf(stderr, "output '%s': shape differs from the reference %s\n", name, a.refs[i].path);
+      char got_shape[160], ref_shape[160];
+      fprintf(stderr, "output '%s': shape %s differs from the reference's %s (%s)\n", name,
+              shape_text(&got, got_shape, sizeof got_shape),
+              shape_text(&ref, ref_shape, sizeof ref_shape), a.refs[i].path);
       mismatch = true;
     } else if (!cli_compare(name, &got, &ref, a.rtol, a.atol, a.quiet)) {
       mismatch = true;
