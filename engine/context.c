@@ -166,15 +166,17 @@ infer_status infer_context_set_input(infer_context *c, int index, const infer_te
                       t->rank >= 0 && t->rank <= INFER_MAX_RANK ? dims_format(t->rank, t->dims, b, sizeof b) : "(bad rank)");
   if (flex && (t->dims[0] < 1 || t->dims[0] > v->t.dims[0]))
     return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s': batch %lld is outside 1..%lld (the "
-                      "engine was built for batch %lld; rebuild with a larger --batch)", v->name,
+                      "engine was built for batch %lld; build it for a larger one with "
+                      "infer_options_set_batch)", v->name,
                       (long long)t->dims[0], (long long)v->t.dims[0], (long long)v->t.dims[0]);
 #ifdef INFER_HAVE_CUDA
   /* the GPU runs the build batch; a smaller one is its first rows (engine/batch_rows.c) */
   if (flex && c->cuda && t->dims[0] != v->t.dims[0] && !c->e->rows_independent)
     return infer_fail(INFER_ERR_INVALID_INPUT, "input '%s': batch %lld, but this GPU engine "
-                      "runs only its build batch %lld: %s (rebuild with --batch %lld, or run "
-                      "on the CPU)", v->name, (long long)t->dims[0], (long long)v->t.dims[0],
-                      c->e->rows_why, (long long)t->dims[0]);
+                      "runs only its build batch %lld: %s (build it for batch %lld with "
+                      "infer_options_set_batch, or run on the CPU)", v->name,
+                      (long long)t->dims[0], (long long)v->t.dims[0], c->e->rows_why,
+                      (long long)t->dims[0]);
 #endif
   if (flex) {
     if (c->vals) c->vals[g->inputs[index]].dims[0] = t->dims[0]; /* CPU contexts only */

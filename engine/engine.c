@@ -179,7 +179,7 @@ infer_status infer_engine_load(const char *model_path, const infer_options *opts
   if (e->opts.device == INFER_DEVICE_CUDA) {
     free(e);
     return infer_fail(INFER_ERR_DEVICE, "this build of infer has no CUDA backend (rebuild with "
-                      "the CUDA toolkit and -DINFER_CUDA=ON); use --device cpu");
+                      "the CUDA toolkit and -DINFER_CUDA=ON); build for INFER_DEVICE_CPU instead");
   }
 #endif
   double t0 = now_ms();

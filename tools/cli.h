@@ -53,6 +53,9 @@ typedef struct cli_args {
 /* Parses argv; prints the problem and returns false on bad usage. */
 bool cli_parse(int argc, char **argv, cli_args *a);
 void cli_usage(FILE *f);
+/* After a library message: the flags of this command that do what the API names it
+ * mentions do (the library never names the CLI's flags), one line each on stderr. */
+void cli_hint_flags(const char *message);
 /* Exit code for a library status. */
 int cli_exit_code(infer_status s);
 /* Compares out with ref (same shape), printing the worst errors under `name`;

@@ -38,6 +38,17 @@ void cli_usage(FILE *f) {
           "            3 unsupported op/attribute/dtype, 4 device or runtime failure\n");
 }
 
+void cli_hint_flags(const char *message) {
+  static const struct {
+    const char *api, *flag;
+  } names[] = {{"infer_options_set_batch", "--batch N"},
+               {"infer_options_set_input_shape", "--shape NAME=AxBxC"},
+               {"INFER_DEVICE_CPU", "--device cpu"}};
+  for (size_t i = 0; message && i < sizeof names / sizeof names[0]; i++)
+    if (strstr(message, names[i].api))
+      fprintf(stderr, "infer: (%s is %s here)\n", names[i].api, names[i].flag);
+}
+
 int cli_exit_code(infer_status s) {
   switch (s) {
     case INFER_OK: return EXIT_OK;

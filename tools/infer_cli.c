@@ -9,6 +9,7 @@
 
 static int fail(infer_status s, const char *what) {
   fprintf(stderr, "infer: %s: %s\n", what, infer_last_error());
+  cli_hint_flags(infer_last_error());
   return cli_exit_code(s);
 }
 
