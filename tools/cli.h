@@ -44,7 +44,8 @@ typedef struct cli_args {
   bool no_transfers; /* --bench with inputs and outputs bound in device memory */
   double peak_tflops, peak_gbs;
   double warmup_ms, duration_s;
-  long long iterations;
+  bool duration_given; /* --duration on the command line (else the default 3 s) */
+  long long iterations; /* --iterations; 0: not given */
   const char *json;
   const char *cache; /* --cache FILE: algorithm choices kept between builds, or NULL */
   int64_t workspace_limit; /* --workspace-limit, in bytes; 0: the library's default */

@@ -22,7 +22,8 @@ void cli_usage(FILE *f) {
           "  --quiet | --verbose\n"
           "  --bench                   time runs and print a report (random inputs rotated\n"
           "                            among several buffers); with --warmup MS (200),\n"
-          "                            --duration S (3), --iterations N (at least), --json FILE\n"
+          "                            --duration S (3), --iterations N (exactly N runs;\n"
+          "                            with --duration too, at least N), --json FILE\n"
           "  --no-cuda-graph           run the steps one by one instead of replaying a CUDA graph\n"
           "  --no-transfers            with --bench on cuda: inputs and outputs stay in device\n"
           "                            memory (bound once), so runs time no host transfers\n"
@@ -216,6 +217,7 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       if (!parse_double(v, &a->warmup_ms)) return bad("bad --warmup '%s'", v);
     } else if (strcmp(o, "--duration") == 0) {
       if (!parse_double(v, &a->duration_s)) return bad("bad --duration '%s'", v);
+      a->duration_given = true;
     } else if (strcmp(o, "--iterations") == 0) {
       char *end;
       a->iterations = strtoll(v, &end, 10);
