@@ -45,6 +45,28 @@ static infer_status engine_size_workspace(infer_engine *e) {
   return INFER_OK;
 }
 
+/* Bytes of the constants the CPU run holds: those a step reads and constant graph
+ * outputs, each once. Not every constant value of the graph: folding (Conv+BN, constant
+ * folding) leaves the values it replaced in the graph, unread. -1: out of memory. */
+static int64_t engine_weight_bytes(const infer_engine *e) {
+  const graph *g = e->g;
+  bool *seen = calloc((size_t)g->n_values + 1, sizeof *seen);
+  if (!seen) return -1;
+  int64_t total = 0;
+  for (int s = 0; s <= e->n_steps; s++) {
+    const node *n = s < e->n_steps ? &g->nodes[e->steps[s]] : NULL;
+    int count = n ? n->n_inputs : g->n_outputs;
+    for (int k = 0; k < count; k++) {
+      int v = n ? n->inputs[k] : g->outputs[k];
+      if (v < 0 || seen[v] || g->values[v].kind != VALUE_CONSTANT) continue;
+      seen[v] = true;
+      total += tensor_nbytes(&g->values[v].t);
+    }
+  }
+  free(seen);
+  return total;
+}
+
 /* The graph rewrites of engine/passes.h, each logged as nodes before -> after. */
 static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
   static const struct {
@@ -153,8 +175,9 @@ static infer_status engine_build(infer_engine *e) {
                  (long long)e->max_batch);
   }
   TRY(engine_size_workspace(e));
-  log_info(&o->log, "plan: %d steps, arena %lld bytes (naive sum of intermediates %lld bytes)",
-             e->n_steps, (long long)e->mem.arena_bytes, (long long)e->mem.naive_bytes);
+  log_info(&o->log, "plan: %d steps, weights %lld bytes, arena %lld bytes (naive sum of "
+             "intermediates %lld bytes)", e->n_steps, (long long)engine_weight_bytes(e),
+             (long long)e->mem.arena_bytes, (long long)e->mem.naive_bytes);
   double t1 = now_ms();
   e->build_time.passes_ms = t1 - t0;
 #ifdef INFER_HAVE_CUDA
@@ -268,8 +291,8 @@ infer_status infer_engine_memory(const infer_engine *e, infer_memory_info *m) {
     return INFER_OK;
   }
 #endif
-  for (int v = 0; v < e->g->n_values; v++)
-    if (e->g->values[v].kind == VALUE_CONSTANT) m->weights += tensor_nbytes(&e->g->values[v].t);
+  m->weights = engine_weight_bytes(e);
+  if (m->weights < 0) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   m->arena = e->mem.arena_bytes;
   m->naive = e->mem.naive_bytes;
   m->workspace = e->ws_bytes;
