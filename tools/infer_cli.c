@@ -116,6 +116,14 @@ int main(int argc, char **argv) {
     free(text);
     return problems ? EXIT_DEVICE : EXIT_OK;
   }
+  /* CUDA-only settings on the CPU: said, not silently dropped (the run goes on) */
+  if (a.device == INFER_DEVICE_CPU && a.precision != INFER_PRECISION_FP32)
+    fprintf(stderr, "infer: warning: --precision %s does not apply to --device cpu (the CPU "
+                    "computes in fp32); ignored\n",
+            a.precision == INFER_PRECISION_FP16 ? "fp16" : "tf32");
+  if (a.device == INFER_DEVICE_CPU && a.cache)
+    fprintf(stderr, "infer: warning: --cache does not apply to --device cpu (it keeps CUDA "
+                    "algorithm choices); ignored\n");
   /* before the model runs: a directory that cannot be made fails now, not after it */
   if (a.output_dir && cli_make_output_dir(a.output_dir) != EXIT_OK) return EXIT_USAGE;
   int rc = EXIT_OK;
