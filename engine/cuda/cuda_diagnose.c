@@ -83,7 +83,8 @@ void cuda_diagnose(report *r) {
   if (err != cudaSuccess || count == 0) {
     report_add(r, "GPUs: none visible (%s)\n  PROBLEM: no usable GPU: check nvidia-smi, "
                   "CUDA_VISIBLE_DEVICES and that the driver matches the kernel module\n",
-               err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+               driver == 0 ? "no NVIDIA driver"
+               : err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
     cudaGetLastError();
     return;
   }
