@@ -46,4 +46,8 @@ const char *infer_status_name(infer_status s) {
   return "unknown status";
 }
 
-const char *infer_version(void) { return "0.1.0"; }
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+const char *infer_version(void) {
+  return TEXT(INFER_VERSION_MAJOR) "." TEXT(INFER_VERSION_MINOR) "." TEXT(INFER_VERSION_PATCH);
+}

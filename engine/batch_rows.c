@@ -6,7 +6,8 @@
  * Conservative: a node touching batch-dependent values passes only when its op is
  * known to act per row (elementwise with operands that broadcast over the batch,
  * convolutions, pools, per-sample normalizations, reductions and softmaxes off axis
- * 0, layout ops that keep axis 0 first, Gemm/MatMul with the batch in A only). */
+ * 0, layout ops that keep axis 0 first, Gemm/MatMul/FusedMatMul with the batch in A
+ * only). A FusedAttention reads through views that may move any dim: never. */
 #include <stdio.h>
 #include <string.h>
 
@@ -114,6 +115,12 @@ static bool node_per_row(const graph *g, const node *n) {
     for (int k = 1; k < n->n_inputs; k++)
       if (n->inputs[k] >= 0 && g->values[n->inputs[k]].shape_dep) return false;
     return v0 && v0->shape_dep && int_attr(n, "transA", 0) == 0;
+  }
+  if (strcmp(n->op_type, "FusedMatMul") == 0) {
+    /* B and the bias are weights; Z, when it carries the batch, has Y's shape */
+    for (int k = 1; k < 3 && k < n->n_inputs; k++)
+      if (n->inputs[k] >= 0 && g->values[n->inputs[k]].shape_dep) return false;
+    return v0 && v0->shape_dep && r >= 2;
   }
   if (strcmp(n->op_type, "MatMul") == 0) {
     const value *b = &g->values[n->inputs[1]];

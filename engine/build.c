@@ -13,18 +13,70 @@ static bool attr_allowed(const op_desc *op, const char *name) {
   return false;
 }
 
+/* One op the registry lacks (or lacks at this opset), over all the nodes using it. */
+typedef struct missing_op {
+  int first; /* node with the lowest model index */
+  int count;
+  bool known; /* the op exists at other opsets */
+} missing_op;
+
+/* Refuses a model whose nodes use ops the registry does not have, with one message
+ * listing every such op (op, domain, opset, first node, node count), so a user learns
+ * everything missing at once. INFER_OK when every node has a descriptor. */
+static infer_status check_all_ops_known(graph *g) {
+  missing_op *m = calloc((size_t)g->n_nodes + 1, sizeof *m);
+  if (!m) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory checking %d nodes", g->n_nodes);
+  int n_missing = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const node *n = &g->nodes[i];
+    bool known = false;
+    if (op_registry_find(n->domain, n->op_type, n->opset, &known)) continue;
+    int j = 0;
+    for (; j < n_missing; j++) {
+      const node *f = &g->nodes[m[j].first];
+      if (strcmp(f->op_type, n->op_type) == 0 && strcmp(f->domain, n->domain) == 0 &&
+          f->opset == n->opset)
+        break;
+    }
+    if (j == n_missing) m[n_missing++] = (missing_op){i, 0, known};
+    if (n->model_index < g->nodes[m[j].first].model_index) m[j].first = i;
+    m[j].count++;
+  }
+  if (n_missing == 0) {
+    free(m);
+    return INFER_OK;
+  }
+  /* the message keeps to what infer_fail can hold: later ops are counted, not named */
+  char msg[2048], d[256];
+  int off = 0, shown = 0;
+  if (n_missing > 1)
+    off = snprintf(msg, sizeof msg, "%d ops are not supported: ", n_missing);
+  for (; shown < n_missing; shown++) {
+    char item[512];
+    node_describe(g, m[shown].first, d, sizeof d);
+    int len = snprintf(item, sizeof item, "%s%s: %s (%d node%s)", shown ? "; " : "", d,
+                       m[shown].known ? "this opset version of the op is not supported"
+                                      : "the op is not supported",
+                       m[shown].count, m[shown].count == 1 ? "" : "s");
+    if (off + len >= (int)sizeof msg - 48) break;
+    memcpy(msg + off, item, (size_t)len + 1);
+    off += len;
+  }
+  if (shown < n_missing)
+    snprintf(msg + off, sizeof msg - (size_t)off, "; and %d more ops", n_missing - shown);
+  free(m);
+  return infer_fail(INFER_ERR_UNSUPPORTED, "%s", msg);
+}
+
 /* Finds each node's descriptor, checks arity and attribute names, parses. */
 infer_status build_bind_ops(graph *g) {
   char d[256];
+  TRY(check_all_ops_known(g));
   for (int i = 0; i < g->n_nodes; i++) {
     node *n = &g->nodes[i];
-    bool known = false;
-    const op_desc *op = op_registry_find(n->domain, n->op_type, n->opset, &known);
+    const op_desc *op = op_registry_find(n->domain, n->op_type, n->opset, NULL);
     node_describe(g, i, d, sizeof d);
-    if (!op)
-      return infer_fail(INFER_ERR_UNSUPPORTED, "%s: %s", d,
-                        known ? "this opset version of the op is not supported"
-                              : "the op is not supported");
+    if (!op) return infer_fail(INFER_ERR_INTERNAL, "%s: no descriptor", d);
     /* trailing omitted optional inputs/outputs do not count */
     int nin = n->n_inputs, nout = n->n_outputs;
     while (nin > 0 && n->inputs[nin - 1] < 0) nin--;
@@ -74,7 +126,7 @@ static const char *input_names(const graph *g, char *buf, int cap) {
 }
 
 /* Gives every graph input a concrete shape from the options. */
-infer_status build_bind_inputs(graph *g, const struct infer_options *o) {
+infer_status build_bind_inputs(graph *g, const struct infer_options *o, bool run_batch_computed) {
   char a[128], b[128];
   for (int i = 0; i < o->n_shapes; i++) {
     if (!o->shapes[i].name) {
@@ -111,9 +163,9 @@ infer_status build_bind_inputs(graph *g, const struct infer_options *o) {
     }
     if (o->batch > 0 && v->t.rank > 0 && v->t.dims[0] < 0) {
       v->t.dims[0] = o->batch;
-      /* on the CPU a run may use any batch up to this one; the CUDA backend runs
-       * the batch it was built for */
-      v->shape_dep = o->device != INFER_DEVICE_CUDA;
+      /* where the backend computes the run's batch, a run may use any batch up to this
+       * one; other backends run the batch they were built for */
+      v->shape_dep = run_batch_computed;
       v->batch_input = true;
     }
     for (int k = 0; k < v->t.rank; k++)

@@ -1,4 +1,5 @@
-/* diagnose.h: a growing text buffer for infer_diagnose's report. */
+/* diagnose.h: a growing text buffer for infer_diagnose's report (engine/diagnose_report.c);
+ * each backend appends its section (backend.h). */
 #ifndef INFER_DIAGNOSE_H
 #define INFER_DIAGNOSE_H
 
@@ -14,7 +15,5 @@ typedef struct report {
 } report;
 
 void report_add(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends the CUDA section (engine/cuda/cuda_diagnose.c). */
-void cuda_diagnose(report *r);
 
 #endif

@@ -6,65 +6,15 @@
 
 #include "../loaders/onnx_loader.h"
 #include "../ops/op.h"
+#include "backend.h"
 #include "engine_internal.h"
 #include "passes.h"
 #include "../core/status.h"
-#ifdef INFER_HAVE_CUDA
-#include "cuda/cuda_backend.h"
-#endif
 
-/* The CPU workspace: the largest scratch any step with static shapes needs
- * (steps whose shapes wait for run-time data size theirs during the run). */
 static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static infer_status engine_size_workspace(infer_engine *e) {
-  const graph *g = e->g;
-  const tensor *in[256];
-  tensor *out[256];
-  for (int s = 0; s < e->n_steps; s++) {
-    const node *n = &g->nodes[e->steps[s]];
-    if (!n->op->workspace || n->n_inputs > 256 || n->n_outputs > 256) continue;
-    bool known = true;
-    for (int k = 0; k < n->n_inputs; k++) {
-      in[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].t : NULL;
-      if (n->inputs[k] >= 0 && !g->values[n->inputs[k]].shape_known) known = false;
-    }
-    for (int k = 0; k < n->n_outputs; k++) {
-      out[k] = n->outputs[k] >= 0 ? &g->values[n->outputs[k]].t : NULL;
-      if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) known = false;
-    }
-    if (!known) continue;
-    int64_t w = n->op->workspace(n, n->params, in, out);
-    if (w < 0) return infer_fail(INFER_ERR_INVALID_MODEL, "workspace size overflows");
-    if (w > e->ws_bytes) e->ws_bytes = w;
-  }
-  return INFER_OK;
-}
-
-/* Bytes of the constants the CPU run holds: those a step reads and constant graph
- * outputs, each once. Not every constant value of the graph: folding (Conv+BN, constant
- * folding) leaves the values it replaced in the graph, unread. -1: out of memory. */
-static int64_t engine_weight_bytes(const infer_engine *e) {
-  const graph *g = e->g;
-  bool *seen = calloc((size_t)g->n_values + 1, sizeof *seen);
-  if (!seen) return -1;
-  int64_t total = 0;
-  for (int s = 0; s <= e->n_steps; s++) {
-    const node *n = s < e->n_steps ? &g->nodes[e->steps[s]] : NULL;
-    int count = n ? n->n_inputs : g->n_outputs;
-    for (int k = 0; k < count; k++) {
-      int v = n ? n->inputs[k] : g->outputs[k];
-      if (v < 0 || seen[v] || g->values[v].kind != VALUE_CONSTANT) continue;
-      seen[v] = true;
-      total += tensor_nbytes(&g->values[v].t);
-    }
-  }
-  free(seen);
-  return total;
 }
 
 /* The graph rewrites of engine/passes.h, each logged as nodes before -> after. */
@@ -76,19 +26,21 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
                 {"fold-conv-bn", pass_fold_conv_bn},
                 {"cancel-transposes", pass_cancel_transposes},
                 {"fuse-chains", pass_fuse_chains},
-                {"fuse-conv-epilogue", pass_fuse_conv_epilogue}};
+                {"fuse-attention", pass_fuse_attention},
+                {"fuse-conv-epilogue", pass_fuse_conv_epilogue},
+                {"fuse-matmul-epilogue", pass_fuse_matmul_epilogue}};
   for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
     int before = graph_live_nodes(g), removed = 0;
     TRY(passes[k].run(g, &removed));
     log_info(&o->log, "pass %s: nodes %d -> %d (%d removed)", passes[k].name, before,
                graph_live_nodes(g), removed);
   }
-  /* NHWC pays where tensor cores run the convolutions: fp16 on the GPU.
-   * INFER_CHANNELS_LAST=0 keeps NCHW (to measure the difference); =1 forces the pass
+  /* NHWC pays where tensor cores run the convolutions: fp16 on the GPU. Config
+   * channels_last=0 keeps NCHW (to measure the difference); =1 forces the pass
    * elsewhere too (the CPU then checks it, slowly). */
-  const char *env = getenv("INFER_CHANNELS_LAST");
+  const char *set = config_get(&o->cfg, "channels_last");
   bool cl = o->device == INFER_DEVICE_CUDA && o->precision == INFER_PRECISION_FP16;
-  if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) cl = env[0] == '1';
+  if (set && strcmp(set, "auto") != 0) cl = set[0] == '1';
   if (cl) {
     int before = graph_live_nodes(g), added = 0;
     TRY(pass_to_channels_last(g, &added));
@@ -98,6 +50,13 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
     TRY(pass_defer_clip(g, &deferred));
     log_info(&o->log, "pass defer-clip: nodes %d -> %d (%d clips moved into depthwise readers)",
                graph_live_nodes(g), graph_live_nodes(g), deferred);
+    /* the NCHW <-> NHWC permutes it made Identities may have stood between a product
+     * and its epilogue (ConvNeXt's layer scale and residual) */
+    before = graph_live_nodes(g);
+    int removed = 0;
+    TRY(pass_fuse_matmul_epilogue(g, &removed));
+    log_info(&o->log, "pass fuse-matmul-epilogue (channels-last): nodes %d -> %d (%d removed)",
+             before, graph_live_nodes(g), removed);
   }
   return INFER_OK;
 }
@@ -135,7 +94,7 @@ static infer_status engine_build(infer_engine *e) {
   const struct infer_options *o = &e->opts;
   TRY(graph_validate(g));
   TRY(build_bind_ops(g));
-  TRY(build_bind_inputs(g, o));
+  TRY(build_bind_inputs(g, o, e->be->computes_run_batch));
   int before = graph_live_nodes(g);
   TRY(pass_infer_and_fold(g, &e->dynamic));
   log_info(&o->log, "pass infer-and-fold: nodes %d -> %d%s", before, graph_live_nodes(g),
@@ -155,14 +114,14 @@ static infer_status engine_build(infer_engine *e) {
   if (!e->steps) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].removed) e->steps[e->n_steps++] = i;
-  TRY(plan_graph(g, e->steps, e->n_steps, NULL, &e->mem, &e->buffer_of));
-  if (o->device == INFER_DEVICE_CUDA) mark_batch_values(g);
+  TRY(plan_graph(g, e->steps, e->n_steps, NULL, NULL, &e->mem, &e->buffer_of));
+  if (!e->be->computes_run_batch) mark_batch_values(g);
   for (int i = 0; i < g->n_inputs; i++)
     if (g->values[g->inputs[i]].shape_dep) e->max_batch = g->values[g->inputs[i]].t.dims[0];
   if (e->max_batch > 0) {
     e->rows_independent =
         batch_rows_independent(g, e->steps, e->n_steps, e->rows_why, sizeof e->rows_why);
-    if (o->device != INFER_DEVICE_CUDA || e->rows_independent)
+    if (e->be->computes_run_batch || e->rows_independent)
       log_info(&o->log, "batch: runs take any batch from 1 to %lld (the plan is made for %lld)",
                  (long long)e->max_batch, (long long)e->max_batch);
     else
@@ -174,15 +133,11 @@ static infer_status engine_build(infer_engine *e) {
       log_info(&o->log, "batch: rows may mix: %s (a GPU engine runs only batch %lld)", e->rows_why,
                  (long long)e->max_batch);
   }
-  TRY(engine_size_workspace(e));
-  log_info(&o->log, "plan: %d steps, weights %lld bytes, arena %lld bytes (naive sum of "
-             "intermediates %lld bytes)", e->n_steps, (long long)engine_weight_bytes(e),
-             (long long)e->mem.arena_bytes, (long long)e->mem.naive_bytes);
+  log_info(&o->log, "plan: %d steps, arena %lld bytes (naive sum of intermediates %lld bytes)",
+             e->n_steps, (long long)e->mem.arena_bytes, (long long)e->mem.naive_bytes);
   double t1 = now_ms();
   e->build_time.passes_ms = t1 - t0;
-#ifdef INFER_HAVE_CUDA
-  if (o->device == INFER_DEVICE_CUDA) TRY(cuda_engine_build(e, &e->cuda));
-#endif
+  TRY(e->be->build(e, &e->be_state));
   e->build_time.device_ms = now_ms() - t1;
   return INFER_OK;
 }
@@ -196,15 +151,21 @@ infer_status infer_engine_load(const char *model_path, const infer_options *opts
   if (!e) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   if (opts) e->opts = *opts;
   else e->opts.cuda_graph = true;
+  memset(&e->opts.cfg, 0, sizeof e->opts.cfg); /* the engine's own copy, below */
+  infer_status cs = opts ? config_copy(&opts->cfg, &e->opts.cfg) : INFER_OK;
+  if (cs != INFER_OK) {
+    free(e);
+    return cs;
+  }
   e->opts.shapes = NULL; /* only needed while building */
   e->opts.n_shapes = 0;
-#ifndef INFER_HAVE_CUDA
-  if (e->opts.device == INFER_DEVICE_CUDA) {
+  e->be = backend_for(e->opts.device);
+  if (!e->be) {
+    config_clear(&e->opts.cfg);
     free(e);
     return infer_fail(INFER_ERR_DEVICE, "this build of infer has no CUDA backend (rebuild with "
-                      "the CUDA toolkit and -DINFER_CUDA=ON); build for INFER_DEVICE_CPU instead");
+                      "the CUDA toolkit and -DINFER_CUDA=ON); use the CPU device");
   }
-#endif
   double t0 = now_ms();
   infer_status s = onnx_load_graph(model_path, &e->g);
   e->build_time.load_ms = now_ms() - t0;
@@ -230,9 +191,8 @@ infer_status infer_engine_load(const char *model_path, const infer_options *opts
 
 void infer_engine_release(infer_engine *e) {
   if (!e) return;
-#ifdef INFER_HAVE_CUDA
-  cuda_engine_release(e->cuda);
-#endif
+  if (e->be_state) e->be->release(e->be_state);
+  config_clear(&e->opts.cfg);
   graph_release(e->g);
   plan_free(&e->mem);
   free(e->steps);
@@ -285,17 +245,7 @@ int infer_engine_output_index(const infer_engine *e, const char *name) {
 infer_status infer_engine_memory(const infer_engine *e, infer_memory_info *m) {
   if (!e || !m) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_engine_memory: NULL argument");
   memset(m, 0, sizeof *m);
-#ifdef INFER_HAVE_CUDA
-  if (e->cuda) {
-    cuda_engine_memory(e->cuda, m);
-    return INFER_OK;
-  }
-#endif
-  m->weights = engine_weight_bytes(e);
-  if (m->weights < 0) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
-  m->arena = e->mem.arena_bytes;
-  m->naive = e->mem.naive_bytes;
-  m->workspace = e->ws_bytes;
+  e->be->memory(e, m);
   return INFER_OK;
 }
 
@@ -306,6 +256,6 @@ infer_status infer_engine_build_timing(const infer_engine *e, infer_build_timing
 }
 
 int64_t infer_engine_max_batch(const infer_engine *e) {
-  if (!e || (e->opts.device == INFER_DEVICE_CUDA && !e->rows_independent)) return 0;
+  if (!e || (!e->be->computes_run_batch && !e->rows_independent)) return 0;
   return e->max_batch;
 }

@@ -3,6 +3,7 @@
 #define INFER_ENGINE_INTERNAL_H
 
 #include "../core/graph.h"
+#include "../core/config.h"
 #include "../core/log.h"
 #include "../include/infer.h"
 #include "plan.h"
@@ -30,6 +31,7 @@ struct infer_options {
   /* algorithm cache file (CUDA), NULL when off; owned by the options object, and
    * in an engine's copy only while it builds */
   char *cache_path;
+  config cfg; /* infer_options_set_config entries; the engine holds a copy */
 };
 
 struct infer_engine {
@@ -40,7 +42,6 @@ struct infer_engine {
   int n_steps;
   int *steps; /* node indices, in run order */
   plan mem;   /* offsets of intermediates in one arena */
-  int64_t ws_bytes; /* CPU scratch of the largest static step */
   int64_t max_batch; /* > 0: inputs with a batch dim accept any batch up to it */
   /* GPU engines run a smaller batch as the build batch's first rows, only when every
    * row is computed from its own input rows (engine/batch_rows.c); else why not */
@@ -48,13 +49,16 @@ struct infer_engine {
   char rows_why[320];
   infer_build_timing build_time;
   int *buffer_of; /* value id -> plan buffer index, -1 if not planned */
-  struct cuda_engine *cuda; /* the CUDA backend's build, when device is cuda */
+  const struct backend *be; /* the device's backend (engine/backend.h) */
+  void *be_state;           /* its build */
 };
 
 
 /* Build stages (engine/build.c, engine/passes.c) */
 infer_status build_bind_ops(graph *g);
-infer_status build_bind_inputs(graph *g, const struct infer_options *o);
+/* run_batch_computed: the backend computes a smaller flexible batch's rows itself
+ * (backend.computes_run_batch), so batch inputs may change size per run. */
+infer_status build_bind_inputs(graph *g, const struct infer_options *o, bool run_batch_computed);
 /* Shape inference with constant folding; sets *dynamic when some shapes wait
  * for run-time data. */
 infer_status pass_infer_and_fold(graph *g, bool *dynamic);
@@ -70,9 +74,11 @@ int graph_live_nodes(const graph *g);
 void step_cost(const node *n, const tensor *const *in, tensor *const *out, double *flops,
                double *bytes);
 /* Plans one arena for the values the steps read and write (engine/plan_graph.c).
- * storage[v] overrides value v's dtype (device precision); NULL keeps them.
+ * storage[v] overrides value v's dtype (device precision); NULL keeps them. alias_of[v]
+ * (NULL: none) names the value whose bytes v shares (a view), or -1.
  * *buffer_of (malloc'ed) maps value id -> buffer index in p, or -1. */
 infer_status plan_graph(const graph *g, const int *steps, int n_steps,
-                        const infer_dtype *storage, plan *p, int **buffer_of);
+                        const infer_dtype *storage, const int *alias_of, plan *p,
+                        int **buffer_of);
 
 #endif

@@ -23,6 +23,7 @@ void infer_options_release(infer_options *o) {
   }
   free(o->shapes);
   free(o->cache_path);
+  config_clear(&o->cfg);
   free(o);
 }
 
@@ -162,14 +163,7 @@ infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user
   return INFER_OK;
 }
 
-#ifdef INFER_HAVE_CUDA
-int cuda_visible_devices(void); /* engine/cuda/cuda_engine.c */
-#endif
-
-int infer_device_count(infer_device d) {
-  if (d == INFER_DEVICE_CPU) return 1;
-#ifdef INFER_HAVE_CUDA
-  if (d == INFER_DEVICE_CUDA) return cuda_visible_devices();
-#endif
-  return 0;
+infer_status infer_options_set_config(infer_options *o, const char *key, const char *value) {
+  if (!o || !key) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "infer_options_set_config: NULL argument");
+  return config_set(&o->cfg, key, value);
 }

@@ -8,7 +8,8 @@
  * elementwise ops whose other operand can be made channels-last (a same-shape value
  * through a Transpose, a constant transposed at build); Concat on the channel axis;
  * 2-D MaxPool (without Indices) and AveragePool (-> channels_last = 1);
- * GlobalAveragePool / GlobalMaxPool (-> ReduceMean / ReduceMax over H and W). Every
+ * GlobalAveragePool / GlobalMaxPool (-> ReduceMean / ReduceMax over H and W); and the
+ * NCHW <-> NHWC Transposes around plain NHWC work become Identities (layout_noop). Every
  * other reader of a channels-last value reads an NCHW copy made by one Transpose, and
  * a converted node never writes a graph output, so the graph's interface is
  * unchanged. New nodes are placed right after the producer of what they read; the
@@ -253,8 +254,44 @@ static infer_status convert_conv(cl_state *s, int i) {
   return INFER_OK;
 }
 
+/* Whether node i is a 4-D Transpose with permutation p. */
+static bool transpose_is(const graph *g, int i, const int *p) {
+  const node *n = &g->nodes[i];
+  if (!pass_node_is(n, "Transpose") || n->n_inputs != 1 || n->n_outputs != 1) return false;
+  const int64_t *perm;
+  int c = -1;
+  if (attr_get_ints(n, "perm", &perm, &c) != INFER_OK || c != 4) return false;
+  for (int k = 0; k < 4; k++)
+    if (perm[k] != p[k]) return false;
+  return true;
+}
+
+/* The permutes models write around channels-last work (ConvNeXt's NCHW <-> NHWC around
+ * its LayerNorm and Linear layers) are no-ops here: Transpose(0, 2, 3, 1) of a
+ * channels-last value gives its bytes as they are, as a plain NHWC tensor; and
+ * Transpose(0, 3, 1, 2) of a plain NHWC tensor gives a channels-last value with the same
+ * bytes. Either becomes an Identity (a view on the GPU). */
+static infer_status layout_noop(cl_state *s, int i, bool *done) {
+  graph *g = s->g;
+  node *n = &g->nodes[i];
+  *done = false;
+  int x = n->n_inputs == 1 ? n->inputs[0] : -1, y = n->n_outputs == 1 ? n->outputs[0] : -1;
+  if (x < 0 || y < 0 || !is_4d_float(g, x) || !is_4d_float(g, y) || pass_is_graph_output(g, y))
+    return INFER_OK;
+  bool to_plain = s->is_cl[x] && transpose_is(g, i, to_cl_perm);
+  bool to_cl = !s->is_cl[x] && transpose_is(g, i, to_nchw_perm);
+  if (!to_plain && !to_cl) return INFER_OK;
+  TRY(pass_rewrite_node(g, i, "", "Identity", 16, &x, 1, NULL, 0));
+  if (to_cl) output_cl(s, i); /* y's dims become NHWC, its data already is */
+  *done = true;
+  return INFER_OK;
+}
+
 static infer_status visit(cl_state *s, int i) {
   graph *g = s->g;
+  bool noop = false;
+  TRY(layout_noop(s, i, &noop));
+  if (noop) return INFER_OK;
   node *n = &g->nodes[i];
   int y = n->n_outputs >= 1 ? n->outputs[0] : -1;
   bool y_ok = y >= 0 && n->n_outputs == 1 && is_4d_float(g, y) && !pass_is_graph_output(g, y);

@@ -24,28 +24,6 @@ static bool is_channel_vector(const graph *g, int v, int64_t m) {
   return dtype_is_float(t->dtype) && t->rank == 1 && t->dims[0] == m;
 }
 
-/* A new constant value named after value `base` + suffix, of the given dtype and
- * shape, data malloc'ed (uninitialized); -1 when out of memory. */
-static int add_constant(graph *g, int base, const char *suffix, infer_dtype dt, int rank,
-                        const int64_t *dims) {
-  int64_t d[INFER_MAX_RANK]; /* dims may point into g->values, which may move */
-  memcpy(d, dims, sizeof(int64_t) * (size_t)rank);
-  char *name = pass_unique_name(g, g->values[base].name, suffix);
-  if (!name) return -1;
-  int v = graph_add_value(g, name);
-  free(name);
-  if (v < 0) return -1;
-  value *val = &g->values[v];
-  val->t.dtype = dt;
-  val->t.rank = rank;
-  memcpy(val->t.dims, d, sizeof(int64_t) * (size_t)rank);
-  int64_t nb = tensor_nbytes(&val->t);
-  if (nb < 0 || !(val->t.data = malloc(nb > 0 ? (size_t)nb : 1))) return -1;
-  val->kind = VALUE_CONSTANT;
-  val->has_type = val->shape_known = true;
-  return v;
-}
-
 /* Whether Conv c and BatchNormalization b can fold; the Conv's W and B. */
 static bool can_fold(const graph *g, int c, int b, const int *readers, int *w_out, int *b_out) {
   const node *cn = &g->nodes[c], *bn = &g->nodes[b];
@@ -76,10 +54,10 @@ static bool can_fold(const graph *g, int c, int b, const int *readers, int *w_ou
 
 /* Writes W' and B' for one Conv/BN pair into new constants; false on out of memory. */
 static bool fold_pair(graph *g, int c, int b, int w, int bias, float eps) {
-  int wf = add_constant(g, w, "/bn_folded", g->values[w].t.dtype, g->values[w].t.rank,
+  int wf = pass_add_constant(g, w, "/bn_folded", g->values[w].t.dtype, g->values[w].t.rank,
                         g->values[w].t.dims);
   if (wf < 0) return false;
-  int bf = add_constant(g, w, "/bn_folded_bias", g->values[w].t.dtype, 1, g->values[w].t.dims);
+  int bf = pass_add_constant(g, w, "/bn_folded_bias", g->values[w].t.dtype, 1, g->values[w].t.dims);
   if (bf < 0) return false;
   const node *bn = &g->nodes[b];
   const tensor *wt = &g->values[w].t, *scale = &g->values[bn->inputs[1]].t,

@@ -1,5 +1,6 @@
-/* pass_conv_epilogue.c: Conv -> [Add(., Z)] -> [Relu | Clip] becomes one FusedConv
- * (domain com.microsoft, ops/conv_fused.c): Y = act(Conv(X, W, B) + Z). ResNet's
+/* pass_conv_epilogue.c: Conv -> [Add(., Z)] -> [activation] becomes one FusedConv
+ * (domain com.microsoft, ops/conv_fused.c): Y = act(Conv(X, W, B) + Z), the activation one
+ * of Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, Swish, HardSwish, Gelu. ResNet's
  * residual blocks and MobileNet's Conv + ReLU6 then write their output once instead
  * of three times, and the GPU runs them as one cuDNN call or a convolution plus one
  * epilogue kernel.
@@ -42,6 +43,37 @@ static bool clip_bounds(const graph *g, const node *n, float *lo, float *hi) {
            const_scalar(g, n, 2, INFINITY, hi);
   return attr_get_float(n, "min", -INFINITY, lo) == INFER_OK &&
          attr_get_float(n, "max", INFINITY, hi) == INFER_OK;
+}
+
+/* The FusedConv activation (and its activation_params) node n computes, or NULL. */
+static const char *epilogue_act(const graph *g, const node *n, float *params, int *n_params) {
+  *n_params = 0;
+  if (pass_node_is(n, "Relu")) return "Relu";
+  if (pass_node_is(n, "Sigmoid")) return "Sigmoid";
+  if (pass_node_is(n, "Tanh")) return "Tanh";
+  if (pass_node_is(n, "HardSwish")) return "HardSwish";
+  if (pass_node_is(n, "Clip") && clip_bounds(g, n, &params[0], &params[1])) {
+    *n_params = 2;
+    return "Clip";
+  }
+  if (pass_node_is(n, "LeakyRelu") && attr_get_float(n, "alpha", 0.01f, &params[0]) == INFER_OK) {
+    *n_params = 1;
+    return "LeakyRelu";
+  }
+  if (pass_node_is(n, "HardSigmoid") && attr_get_float(n, "alpha", 0.2f, &params[0]) == INFER_OK &&
+      attr_get_float(n, "beta", 0.5f, &params[1]) == INFER_OK) {
+    *n_params = 2;
+    return "HardSigmoid";
+  }
+  if (pass_node_is(n, "Swish") && attr_get_float(n, "alpha", 1.0f, &params[0]) == INFER_OK) {
+    *n_params = 1;
+    return "Swish";
+  }
+  const char *ap = NULL;
+  if (pass_node_is(n, "Gelu") && attr_get_string(n, "approximate", "none", &ap) == INFER_OK &&
+      strcmp(ap, "none") == 0)
+    return "Gelu";
+  return NULL;
 }
 
 /* A deep copy of a Conv attribute (the Conv node keeps its own). */
@@ -128,13 +160,7 @@ static infer_status fuse_at(graph *g, int c, int *readers, int *removed) {
   const char *act = NULL;
   float params[2];
   int n_params = 0;
-  if (r >= 0 && pass_node_is(&g->nodes[r], "Relu")) {
-    act = "Relu";
-  } else if (r >= 0 && pass_node_is(&g->nodes[r], "Clip") &&
-             clip_bounds(g, &g->nodes[r], &params[0], &params[1])) {
-    act = "Clip";
-    n_params = 2;
-  }
+  if (r >= 0) act = epilogue_act(g, &g->nodes[r], params, &n_params);
   if (act) {
     chain[n_chain++] = r;
     cur = g->nodes[r].outputs[0];

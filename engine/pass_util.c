@@ -255,3 +255,25 @@ infer_status pass_reorder_nodes(graph *g, const double *key) {
   free(sorted);
   return INFER_OK;
 }
+
+/* A new constant value named after value `base` + suffix, of the given dtype and
+ * shape, data malloc'ed (uninitialized); -1 when out of memory. */
+int pass_add_constant(graph *g, int base, const char *suffix, infer_dtype dt, int rank,
+                        const int64_t *dims) {
+  int64_t d[INFER_MAX_RANK]; /* dims may point into g->values, which may move */
+  memcpy(d, dims, sizeof(int64_t) * (size_t)rank);
+  char *name = pass_unique_name(g, g->values[base].name, suffix);
+  if (!name) return -1;
+  int v = graph_add_value(g, name);
+  free(name);
+  if (v < 0) return -1;
+  value *val = &g->values[v];
+  val->t.dtype = dt;
+  val->t.rank = rank;
+  memcpy(val->t.dims, d, sizeof(int64_t) * (size_t)rank);
+  int64_t nb = tensor_nbytes(&val->t);
+  if (nb < 0 || !(val->t.data = malloc(nb > 0 ? (size_t)nb : 1))) return -1;
+  val->kind = VALUE_CONSTANT;
+  val->has_type = val->shape_known = true;
+  return v;
+}

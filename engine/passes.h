@@ -2,7 +2,8 @@
  * before dead-node removal and planning (engine_build):
  *
  *   infer-and-fold -> remove-identity -> fold-conv-bn -> cancel-transposes
- *   -> fuse-chains -> fuse-conv-epilogue -> [to-channels-last] -> remove-dead -> plan
+ *   -> fuse-chains -> fuse-conv-epilogue -> fuse-matmul-epilogue -> [to-channels-last]
+ *   -> remove-dead -> plan
  *
  * Contract shared by every pass here:
  * - Nodes are never deleted, only marked `removed`; values are never deleted, so
@@ -51,10 +52,21 @@ infer_status pass_cancel_transposes(graph *g, int *removed);
  * Pow, Add, Sqrt, Div, Mul, Add over the last axis -> LayerNormalization. */
 infer_status pass_fuse_chains(graph *g, int *removed);
 
-/* Conv -> [Add(., Z) with Z of Y's shape] -> [Relu | Clip with constant bounds]
+/* Conv -> [Add(., Z) with Z of Y's shape] -> [Relu | Clip with constant bounds |
+ * LeakyRelu | Sigmoid | Tanh | HardSigmoid | Swish | HardSwish | Gelu (erf)]
  * -> one FusedConv (com.microsoft): Y = act(Conv(X, W, B) + Z), written where the
  * chain's last node was (engine/pass_conv_epilogue.c). */
 infer_status pass_fuse_conv_epilogue(graph *g, int *removed);
+
+/* MatMul (B a constant matrix) or Gemm -> [Add bias] -> [Add Z] -> [Relu | Gelu] -> one
+ * FusedMatMul (domain infer): Y = act(alpha * A . op(B) + bias + Z), written where the
+ * chain's last node was (engine/pass_matmul_epilogue.c). */
+infer_status pass_fuse_matmul_epilogue(graph *g, int *removed);
+
+/* MatMul -> [scale] -> Softmax(last axis) -> MatMul, with the movement ops around its
+ * operands and its output folded into strided views, -> one FusedAttention (domain
+ * infer) (engine/pass_attention.c). */
+infer_status pass_fuse_attention(graph *g, int *removed);
 
 /* fp16 GPU builds only (after the others): 2-D convolutions and the elementwise
  * ops, Concats and pools between them on NHWC data; Transposes where NCHW readers
@@ -107,6 +119,10 @@ infer_status pass_reparse(node *n);
 /* Orders the nodes by key[i] (stable; key per current node index) and renumbers
  * the values' producers. */
 infer_status pass_reorder_nodes(graph *g, const double *key);
+/* A new constant value named after value `base` + suffix, of the given dtype and shape,
+ * data malloc'ed (uninitialized); -1 when out of memory. */
+int pass_add_constant(graph *g, int base, const char *suffix, infer_dtype dt, int rank,
+                      const int64_t *dims);
 /* A name not used by any value: base + suffix, then base + suffix + "_N" (malloc'ed). */
 char *pass_unique_name(const graph *g, const char *base, const char *suffix);
 

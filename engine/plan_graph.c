@@ -1,14 +1,17 @@
 /* plan_graph.c: turns the steps of a graph into planner buffers. Every value a step
  * writes, and every graph input, whose shape is known at build time gets one; its
  * lifetime runs from the step that writes it to its last reader, and graph inputs
- * and outputs live for the whole run (inputs persist between runs). */
+ * and outputs live for the whole run (inputs persist between runs). A value that is a
+ * view of another (alias_of) gets no buffer of its own: it shares its source's, whose
+ * lifetime then runs to the view's last reader. */
 #include <stdlib.h>
 
 #include "engine_internal.h"
 #include "../core/status.h"
 
 infer_status plan_graph(const graph *g, const int *steps, int n_steps,
-                        const infer_dtype *storage, plan *p, int **buffer_of_out) {
+                        const infer_dtype *storage, const int *alias_of, plan *p,
+                        int **buffer_of_out) {
   *buffer_of_out = NULL;
   plan_buffer *bufs = calloc((size_t)g->n_values + 1, sizeof *bufs);
   int *buffer_of = malloc(sizeof(int) * ((size_t)g->n_values + 1));
@@ -31,6 +34,12 @@ infer_status plan_graph(const graph *g, const int *steps, int n_steps,
     for (int k = 0; k < n->n_outputs; k++) {
       int v = n->outputs[k];
       if (v < 0 || !g->values[v].shape_known || buffer_of[v] >= 0) continue;
+      int src = alias_of ? alias_of[v] : -1;
+      if (src >= 0 && buffer_of[src] >= 0) {
+        buffer_of[v] = buffer_of[src];
+        if (g->values[v].is_output) bufs[buffer_of[v]].last = n_steps;
+        continue;
+      }
       buffer_of[v] = nb;
       bufs[nb++] = (plan_buffer){0, s, g->values[v].is_output ? n_steps : s};
     }
@@ -40,7 +49,7 @@ infer_status plan_graph(const graph *g, const int *steps, int n_steps,
     }
   }
   for (int v = 0; v < g->n_values; v++) {
-    if (buffer_of[v] < 0) continue;
+    if (buffer_of[v] < 0 || (alias_of && alias_of[v] >= 0)) continue; /* sized by its source */
     const tensor *t = &g->values[v].t;
     int64_t size = tensor_nbytes_of(storage ? storage[v] : t->dtype, t->rank, t->dims);
     if (size < 0) {

@@ -3,6 +3,7 @@
  * other op one per output element (its cost is in the bytes). */
 #include <string.h>
 
+#include "../ops/attention_fused.h"
 #include "engine_internal.h"
 
 static double count_of(const tensor *t) {
@@ -23,7 +24,20 @@ void step_cost(const node *n, const tensor *const *in, tensor *const *out, doubl
   *bytes = b;
   /* FusedConv (either layout) counts as its convolution: W's per-filter volume is
    * the product of its dims after the first in both */
-  const char *op = strcmp(n->op_type, "FusedConv") == 0 ? "Conv" : n->op_type;
+  const char *op = strcmp(n->op_type, "FusedConv") == 0     ? "Conv"
+                   : strcmp(n->op_type, "FusedMatMul") == 0 ? "MatMul"
+                                                            : n->op_type;
+  if (strcmp(op, "FusedAttention") == 0 && n->params) {
+    /* two products per (b1, b2): Sq x Sk x D and Sq x Dv x Sk; the bytes are Q, K, V and
+     * O, not the whole of inputs that hold more (a fused QKV) */
+    const fused_attention_params *p = n->params;
+    const attn_view *q = &p->view[ATTN_Q], *k = &p->view[ATTN_K], *v = &p->view[ATTN_V];
+    double batch = (double)q->dims[0] * (double)q->dims[1], sq = (double)q->dims[2];
+    double sk = (double)k->dims[2], d = (double)q->dims[3], dv = (double)v->dims[3];
+    *flops = 2 * batch * sq * sk * (d + dv);
+    *bytes = batch * (sq * d + sk * d + sk * dv + sq * dv) * (double)infer_dtype_size(in[0]->dtype);
+    return;
+  }
   if ((strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0) && n->n_inputs >= 2 &&
       in[1] && in[1]->rank >= 2) {
     /* each output element of a Conv takes W's per-filter volume (C/group * kernel);

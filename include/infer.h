@@ -143,8 +143,8 @@ INFER_API infer_status infer_options_set_batch(infer_options *o, int64_t batch);
 INFER_API infer_status infer_options_set_verbose(infer_options *o, int level);
 /* CUDA: capture each context's run into a CUDA graph and replay it (default 1). */
 INFER_API infer_status infer_options_set_cuda_graph(infer_options *o, int enabled);
-/* CUDA: synchronize after every step so a failing kernel is named (default 0;
- * the environment variable INFER_SYNC=1 turns it on too). Slow. */
+/* CUDA: synchronize after every step so a failing kernel is named (default 0). Slow.
+ * (The infer command turns it on when the environment has INFER_SYNC=1.) */
 INFER_API infer_status infer_options_set_sync_each_op(infer_options *o, int enabled);
 /* Time every step of every run (see infer_step_profile; turns CUDA graphs off). */
 INFER_API infer_status infer_options_set_profile(infer_options *o, int enabled);
@@ -165,6 +165,24 @@ INFER_API infer_status infer_options_set_workspace_limit(infer_options *o, int64
  * "warning: "); NULL (default) writes to stderr. */
 typedef void (*infer_log_fn)(void *user, const char *line);
 INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user);
+/* The rare settings, as key/value entries (both copied; value NULL removes the entry).
+ * An unknown key or a value it does not take is refused with INFER_ERR_INVALID_ARGUMENT
+ * naming the known keys or values. The library reads no environment variables; these
+ * are the knobs (the infer command maps the INFER_* variables in brackets onto them):
+ *   channels_last    auto (default) | 1 | 0: run convolutions and what lies between them
+ *                    on NHWC data (auto: fp16 CUDA builds); 1 on the CPU checks the pass
+ *                    [INFER_CHANNELS_LAST]
+ *   cuda.poison      1: fill the device arena and outputs with NaN bytes before each run,
+ *                    so elements no step writes show up (tests) [INFER_POISON]
+ *   cuda.conv_impl   NAME: every convolution the implementation NAME takes runs through
+ *                    it, untimed, without the algorithm cache (tests) [INFER_CONV_IMPL]
+ *   cuda.cudnn_rtc   1: let the cuDNN graph-API search try runtime-compiled engines
+ *                    (slow builds) [INFER_CUDNN_RTC]
+ *   test.fail_step   K: every context's run fails at step K the way an op failing there
+ *                    would (tests of failure handling; past the last step: the last)
+ *   test.fail_after  N: ... in its (N+1)-th run (default 0) */
+INFER_API infer_status infer_options_set_config(infer_options *o, const char *key,
+                                                const char *value);
 
 /* ---- engines ------------------------------------------------------------ */
 

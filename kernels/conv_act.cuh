@@ -2,7 +2,8 @@
 // for the kernels that apply the convolution epilogue.
 #pragma once
 
-// 0 none, 1 relu, 2 clip(a, b), 3 leaky relu(a), 4 sigmoid, 5 tanh, 6 hard sigmoid(a, b)
+// 0 none, 1 relu, 2 clip(a, b), 3 leaky relu(a), 4 sigmoid, 5 tanh, 6 hard sigmoid(a, b),
+// 7 swish(a), 8 hard swish, 9 gelu (erf)
 __device__ __forceinline__ float conv_act_f(int act, float a, float b, float v) {
   switch (act) {
     case 1: return v > 0.f ? v : 0.f;
@@ -11,6 +12,9 @@ __device__ __forceinline__ float conv_act_f(int act, float a, float b, float v) 
     case 4: return 1.f / (1.f + __expf(-v));
     case 5: return tanhf(v);
     case 6: return fminf(fmaxf(a * v + b, 0.f), 1.f);
+    case 7: return v / (1.f + __expf(-a * v));
+    case 8: return v * fminf(fmaxf(v * (1.f / 6.f) + 0.5f, 0.f), 1.f);
+    case 9: return 0.5f * v * (1.f + erff(v * 0.70710678118654752440f));
     default: return v;
   }
 }

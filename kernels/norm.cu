@@ -1,6 +1,8 @@
 // norm.cu: BatchNormalization as a per-channel affine map (one thread per element),
 // and row normalizations (one warp per row up to 1024 elements, else one block per
 // row) for Instance/Group/Layer/RMS normalization.
+#include <type_traits>
+
 #include "k_reduce.cuh"
 #include "norm.h"
 
@@ -111,6 +113,94 @@ __global__ void norm_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int
   }
 }
 
+// Rows that fit in a warp's registers (up to 32 x 8 vectors of 16 bytes), with a dense
+// scale and bias or none: one warp per row reads the row once in 16-byte pieces, reduces
+// mean and variance from registers (two passes over registers, exact), and writes once.
+template <typename T> struct vec_of;
+template <> struct vec_of<float> {
+  static constexpr int E = 4;
+  static __device__ __forceinline__ void unpack(const uint4 &u, float *f) {
+    f[0] = __uint_as_float(u.x); f[1] = __uint_as_float(u.y);
+    f[2] = __uint_as_float(u.z); f[3] = __uint_as_float(u.w);
+  }
+  static __device__ __forceinline__ uint4 pack(const float *f) {
+    return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]),
+                      __float_as_uint(f[3]));
+  }
+};
+template <> struct vec_of<__half> {
+  static constexpr int E = 8;
+  static __device__ __forceinline__ void unpack(const uint4 &u, float *f) { k_half8_unpack(u, f); }
+  static __device__ __forceinline__ uint4 pack(const float *f) { return k_half8_pack(f); }
+};
+
+template <typename T, int V>
+__global__ void norm_rows_vec_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows,
+                                     int len, const T *__restrict__ scale,
+                                     const T *__restrict__ bias, float eps, bool rms) {
+  using VT = vec_of<T>;
+  constexpr int E = VT::E;
+  const int lane = threadIdx.x & 31;
+  const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  if (row >= rows) return; // whole warps: rows are per warp
+  const int nv = len / E;
+  const uint4 *p = reinterpret_cast<const uint4 *>(x + row * len);
+  float v[V * E];
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < V; j++) {
+    const int idx = lane + 32 * j;
+    if (idx < nv) {
+      VT::unpack(p[idx], v + j * E);
+#pragma unroll
+      for (int e = 0; e < E; e++) s += v[j * E + e];
+    }
+  }
+  const float mean = rms ? 0.f : k_warp_reduce(s, k_add_op()) / (float)len;
+  float sq = 0.f;
+#pragma unroll
+  for (int j = 0; j < V; j++)
+    if (lane + 32 * j < nv)
+#pragma unroll
+      for (int e = 0; e < E; e++) {
+        const float d = v[j * E + e] - mean;
+        sq += d * d;
+      }
+  const float inv = rsqrtf(k_warp_reduce(sq, k_add_op()) / (float)len + eps);
+  uint4 *q = reinterpret_cast<uint4 *>(y + row * len);
+#pragma unroll
+  for (int j = 0; j < V; j++) {
+    const int idx = lane + 32 * j;
+    if (idx >= nv) continue;
+    float sc[E], bi[E], o[E];
+    if (scale) VT::unpack(reinterpret_cast<const uint4 *>(scale)[idx], sc);
+    if (bias) VT::unpack(reinterpret_cast<const uint4 *>(bias)[idx], bi);
+#pragma unroll
+    for (int e = 0; e < E; e++)
+      o[e] = (v[j * E + e] - mean) * inv * (scale ? sc[e] : 1.f) + (bias ? bi[e] : 0.f);
+    q[idx] = VT::pack(o);
+  }
+}
+
+template <typename T>
+bool norm_vec_go(int64_t rows, int64_t len, const void *x, void *y, const void *scale,
+                 const void *bias, float eps, bool rms, cudaStream_t s) {
+  constexpr int E = vec_of<T>::E;
+  const int64_t nv = len / E;
+  const unsigned blocks = (unsigned)((rows + 7) / 8);
+  if (rows > ((int64_t)1 << 33)) return false;
+#define K_NORM_VEC(V)                                                                          norm_rows_vec_kernel<T, V><<<blocks, 256, 0, s>>>((const T *)x, (T *)y, rows, (int)len,                                                      (const T *)scale, (const T *)bias, eps, rms)
+  if (nv <= 32) K_NORM_VEC(1);
+  else if (nv <= 64) K_NORM_VEC(2);
+  else if (nv <= 128) K_NORM_VEC(4);
+  else if (nv <= 256) K_NORM_VEC(8);
+  else return false;
+#undef K_NORM_VEC
+  return true;
+}
+
+bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
 template <typename T, typename A>
 cudaError_t norm_go(int64_t rows, int64_t len, const void *x, void *y, const void *scale,
                     const k_norm_affine *sa, const void *bias, const k_norm_affine *ba, int mean_dt,
@@ -119,6 +209,14 @@ cudaError_t norm_go(int64_t rows, int64_t len, const void *x, void *y, const voi
   k_norm_affine none = {};
   none.mode = K_AFF_DENSE;
   const k_norm_affine &sav = scale && sa ? *sa : none, &bav = bias && ba ? *ba : none;
+  if constexpr (std::is_same<T, float>::value || std::is_same<T, __half>::value) {
+    constexpr int E = vec_of<T>::E;
+    if (!mean_out && !inv_out && sav.mode == K_AFF_DENSE && bav.mode == K_AFF_DENSE &&
+        len > 0 && len % E == 0 && aligned16(x) && aligned16(y) && (!scale || aligned16(scale)) &&
+        (!bias || aligned16(bias)) &&
+        norm_vec_go<T>(rows, len, x, y, scale, bias, eps, rms, s))
+      return cudaGetLastError();
+  }
   if (len <= 1024) {
     norm_rows_kernel<T, A, true><<<k_blocks(rows * 32, 256), 256, 0, s>>>(
         (const T *)x, (T *)y, rows, len, (const T *)scale, sav, (const T *)bias, bav, mean_dt,

@@ -24,6 +24,10 @@ static const struct {
     {"Sigmoid", CONV_ACT_SIGMOID, 0, 0, 0},
     {"Tanh", CONV_ACT_TANH, 0, 0, 0},
     {"HardSigmoid", CONV_ACT_HARD_SIGMOID, 2, 0.2f, 0.5f},
+    /* ours (ONNX Runtime's FusedConv has none of these): written by fuse-conv-epilogue */
+    {"Swish", CONV_ACT_SWISH, 1, 1.0f, 0},
+    {"HardSwish", CONV_ACT_HARD_SWISH, 0, 0, 0},
+    {"Gelu", CONV_ACT_GELU, 0, 0, 0},
 };
 
 static infer_status fused_parse(const node *n, void **params) {

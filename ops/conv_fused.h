@@ -25,6 +25,10 @@ typedef enum conv_act {
   CONV_ACT_SIGMOID,
   CONV_ACT_TANH,
   CONV_ACT_HARD_SIGMOID, /* max(0, min(1, alpha * v + beta)) */
+  CONV_ACT_SWISH,        /* v * sigmoid(alpha * v) (SiLU: alpha 1) */
+  CONV_ACT_HARD_SWISH,   /* v * max(0, min(1, v / 6 + 1 / 2)) */
+  CONV_ACT_GELU,         /* 0.5 v (1 + erf(v / sqrt 2)) */
+  CONV_ACT_COUNT
 } conv_act;
 
 /* FusedConv's params: Conv's first, so Conv's functions take them as they are. */
@@ -61,6 +65,12 @@ static inline double conv_act_apply(conv_act a, float alpha, float beta, double 
       double h = alpha * v + beta;
       return h < 0 ? 0 : h > 1 ? 1 : h;
     }
+    case CONV_ACT_SWISH: return v / (1 + exp(-alpha * v));
+    case CONV_ACT_HARD_SWISH: {
+      double h = v / 6 + 0.5;
+      return v * (h < 0 ? 0 : h > 1 ? 1 : h);
+    }
+    case CONV_ACT_GELU: return 0.5 * v * (1 + erf(v * 0.70710678118654752440));
     default: return v;
   }
 }

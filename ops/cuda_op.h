@@ -17,6 +17,7 @@
 #ifndef INFER_CUDA_OP_H
 #define INFER_CUDA_OP_H
 
+#include "../core/config.h"
 #include "op.h"
 
 typedef struct cuda_exec {
@@ -34,6 +35,8 @@ typedef struct cuda_exec {
   /* the most scratch one step's algorithm may use (infer_options_set_workspace_limit);
    * set at build time */
   int64_t ws_limit;
+  /* the engine's config entries (core/config.h: cuda.conv_impl, cuda.cudnn_rtc) */
+  const struct config *cfg;
 } cuda_exec;
 
 typedef struct cuda_op {
@@ -69,5 +72,6 @@ extern const cuda_op *const cuda_ops_pool[];
 extern const cuda_op *const cuda_ops_norm[];
 extern const cuda_op *const cuda_ops_reduce[];
 extern const cuda_op *const cuda_ops_movement[];
+extern const cuda_op *const cuda_ops_attention[];
 
 #endif

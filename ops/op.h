@@ -37,8 +37,6 @@ typedef infer_status (*op_run_fn)(const node *n, const void *params, const tenso
 typedef int64_t (*op_workspace_fn)(const node *n, const void *params, const tensor *const *in,
                                    tensor *const *out);
 
-struct cuda_op; /* filled by the CUDA backend */
-
 typedef struct op_desc {
   const char *name;
   const char *domain; /* "" = ai.onnx */
@@ -52,7 +50,6 @@ typedef struct op_desc {
   /* run() needs only the shapes (not the data) of its inputs (Shape, Size), so
    * it can be folded whenever input shapes are known. */
   bool fold_from_shape;
-  const struct cuda_op *cuda;
 } op_desc;
 
 /* ---- registry ----------------------------------------------------------- */
@@ -74,6 +71,10 @@ extern const op_desc *const ops_matmul[];
 extern const op_desc *const ops_reduce[];
 extern const op_desc *const ops_shape[];
 extern const op_desc *const ops_movement[];
+extern const op_desc *const ops_matmul_fused[];
+extern const op_desc *const ops_attention_fused[];
+extern const op_desc *const ops_index[];
+extern const op_desc *const ops_vision[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 

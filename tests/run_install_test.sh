@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_install_test.sh BUILD_DIR: installs a built tree into a temporary prefix
 # (`cmake --install BUILD_DIR --prefix TMP`) and checks what a user of the install gets:
-#   - the layout: include/infer.h only, libinfer.so -> .so.0 -> .so.0.1.0, libinfer.a,
+#   - the layout: include/infer.h only, libinfer.so -> .so.MAJOR -> .so.VERSION, libinfer.a,
 #     bin/infer, infer.pc, lib/cmake/infer/;
 #   - libinfer.so's soname is libinfer.so.0 and it exports only infer_* symbols;
 #   - tests/install/ (a consumer project) configured with find_package(infer) and
@@ -19,6 +19,10 @@ build=$(cd "$build" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
 cmake_bin=${CMAKE:-cmake}
 cc_bin=${CC:-cc}
+# the version, written once in include/infer.h
+ver() { sed -n "s/^#define INFER_VERSION_$1 \([0-9]*\)$/\1/p" "$src/include/infer.h"; }
+version_want="$(ver MAJOR).$(ver MINOR).$(ver PATCH)"
+major=$(ver MAJOR)
 
 for tool in pkg-config nm readelf "$cc_bin"; do
   if ! command -v "$tool" >/dev/null 2>&1; then
@@ -64,9 +68,9 @@ headers=$(cd "$prefix/include" 2>/dev/null && find . -type f | sort | tr '\n' ' 
 [ "$headers" = "./infer.h " ] && ok "include/ holds infer.h only" ||
   fail "include/ should hold infer.h only, has: ${headers:-nothing}"
 [ "$(readlink "$libdir/libinfer.so")" = libinfer.so.0 ] &&
-  [ "$(readlink "$libdir/libinfer.so.0")" = libinfer.so.0.1.0 ] &&
-  [ -f "$libdir/libinfer.so.0.1.0" ] && [ ! -L "$libdir/libinfer.so.0.1.0" ] &&
-  ok "libinfer.so -> libinfer.so.0 -> libinfer.so.0.1.0" ||
+  [ "$(readlink "$libdir/libinfer.so.$major")" = libinfer.so.$version_want ] &&
+  [ -f "$libdir/libinfer.so.$version_want" ] && [ ! -L "$libdir/libinfer.so.$version_want" ] &&
+  ok "libinfer.so -> libinfer.so.0 -> libinfer.so.$version_want" ||
   fail "soname links: $(ls -l "$libdir"/libinfer.so* | tr '\n' ';')"
 for f in "$libdir/libinfer.a" "$prefix/bin/infer" "$libdir/pkgconfig/infer.pc" \
          "$libdir/cmake/infer/inferConfig.cmake" "$libdir/cmake/infer/inferConfigVersion.cmake" \
@@ -75,9 +79,9 @@ for f in "$libdir/libinfer.a" "$prefix/bin/infer" "$libdir/pkgconfig/infer.pc" \
 done
 
 # ---- the shared library's ABI surface --------------------------------------------------
-soname=$(readelf -d "$libdir/libinfer.so.0.1.0" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+soname=$(readelf -d "$libdir/libinfer.so.$version_want" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libinfer.so.0 ] && ok "soname $soname" || fail "soname is '$soname', not libinfer.so.0"
-exported=$(nm -D --defined-only "$libdir/libinfer.so.0.1.0" | awk 'NF >= 3 {print $3}')
+exported=$(nm -D --defined-only "$libdir/libinfer.so.$version_want" | awk 'NF >= 3 {print $3}')
 leaked=$(printf '%s\n' "$exported" | grep -v '^infer_' || true)
 count=$(printf '%s\n' "$exported" | grep -c '^infer_' || true)
 if [ -n "$leaked" ]; then
@@ -129,7 +133,7 @@ fi
 # ---- pkg-config ----------------------------------------------------------------------------
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 version=$(pkg-config --modversion infer 2>&1 || true)
-[ "$version" = 0.1.0 ] && ok "pkg-config --modversion infer: $version" ||
+[ "$version" = "$version_want" ] && ok "pkg-config --modversion infer: $version" ||
   fail "pkg-config --modversion infer: $version"
 # shellcheck disable=SC2046  # the flags are meant to split
 if run "$tmp/pc-shared.log" "$cc_bin" -o "$tmp/pc_shared" "$src/tests/install/consumer.c" \

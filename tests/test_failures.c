@@ -42,6 +42,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -958,18 +959,20 @@ static void gpu_out_of_memory(const char *dir, const infer_tensor *in, const inf
   sample_still_works(in, want, "after the failures");
 }
 
-/* A context created with the test hook set fails its (after+1)-th run at `step`. */
-static infer_context *hooked_context(infer_engine *e, int step, int after) {
+/* An engine built with the test hook (config test.fail_step/test.fail_after): each of its
+ * contexts fails its (after+1)-th run at `step`. NULL when it cannot be built. */
+static infer_engine *hooked_engine(int graph, int step, int after) {
   char v[32];
-  infer_context *c = NULL;
+  infer_engine *e = NULL;
+  infer_options *o = cuda_options(2, graph);
+  if (!o) return NULL;
   snprintf(v, sizeof v, "%d", step);
-  setenv("INFER_FAIL_STEP", v, 1);
+  bool ok = EXPECT_STATUS(infer_options_set_config(o, "test.fail_step", v), INFER_OK);
   snprintf(v, sizeof v, "%d", after);
-  setenv("INFER_FAIL_AFTER", v, 1);
-  EXPECT_STATUS(infer_context_create(e, &c), INFER_OK);
-  unsetenv("INFER_FAIL_STEP");
-  unsetenv("INFER_FAIL_AFTER");
-  return c;
+  ok = ok && EXPECT_STATUS(infer_options_set_config(o, "test.fail_after", v), INFER_OK);
+  if (ok) EXPECT_STATUS(infer_engine_load(MODELS_DIR "/sample.onnx", o, &e), INFER_OK);
+  infer_options_release(o);
+  return e;
 }
 
 /* The context failed for good: status, later runs, outputs, timing. */
@@ -978,7 +981,7 @@ static void expect_failed_for_good(infer_context *c, const infer_tensor *in, con
   printf("(b) gpu: %s: infer_context_status -> %s: %s\n", what, infer_status_name(s),
          s ? infer_last_error() : "");
   EXPECT_STATUS(s, INFER_ERR_RUNTIME);
-  CHECK(strstr(infer_last_error(), "INFER_FAIL_STEP") != NULL);
+  CHECK(strstr(infer_last_error(), "test.fail_step") != NULL);
   expect_no_output(c, 0, "after the failed run (GPU)");
   for (int k = 0; k < 2; k++) {
     (void)infer_context_set_input(c, 0, in); /* refused or not, the run must fail */
@@ -991,17 +994,13 @@ static void expect_failed_for_good(infer_context *c, const infer_tensor *in, con
 
 static void gpu_run_failures(const infer_tensor *in, const infer_tensor *want) {
   for (int graph = 1; graph >= 0; graph--) {
-    infer_options *o = cuda_options(2, graph);
-    infer_engine *e = NULL;
-    if (!o || !EXPECT_STATUS(infer_engine_load(MODELS_DIR "/sample.onnx", o, &e), INFER_OK)) {
-      infer_options_release(o);
-      return;
-    }
     const char *mode = graph ? "graph on" : "graph off";
     char what[160];
     /* three good runs (with graphs: eager, captured, replayed), then the fourth fails */
-    infer_context *c = hooked_context(e, 1, 3);
-    infer_context *other = NULL;
+    infer_engine *e = hooked_engine(graph, 1, 3);
+    if (!e) return;
+    infer_context *c = NULL, *other = NULL;
+    EXPECT_STATUS(infer_context_create(e, &c), INFER_OK);
     EXPECT_STATUS(infer_context_create(e, &other), INFER_OK);
     if (c && other) {
       expect_no_output(c, 0, "before any run (GPU)");
@@ -1019,11 +1018,11 @@ static void gpu_run_failures(const infer_tensor *in, const infer_tensor *want) {
       EXPECT_STATUS(infer_context_status(c), INFER_OK);
       EXPECT_STATUS(infer_context_run(c), INFER_ERR_RUNTIME);
       const char *msg = infer_last_error();
-      printf("(b) gpu %s: run 4 with INFER_FAIL_STEP=1 INFER_FAIL_AFTER=3: %s\n", mode, msg);
-      CHECK(strstr(msg, "INFER_FAIL_STEP=1") != NULL);
+      printf("(b) gpu %s: run 4 with test.fail_step=1 test.fail_after=3: %s\n", mode, msg);
+      CHECK(strstr(msg, "test.fail_step") != NULL);
       snprintf(what, sizeof what, "%s, failed at run 4", mode);
       expect_failed_for_good(c, in, what);
-      /* the engine and the other context are unharmed */
+      /* the engine and the other context are unharmed (its hooked run would be its 4th) */
       snprintf(what, sizeof what, "(b) gpu %s: another context of the same engine", mode);
       if (sample_run_matches(other, in, want, what) && sample_run_matches(other, in, want, what) &&
           EXPECT_STATUS(infer_context_status(other), INFER_OK) && good)
@@ -1032,19 +1031,28 @@ static void gpu_run_failures(const infer_tensor *in, const infer_tensor *want) {
     }
     infer_context_release(c);
     infer_context_release(other);
+    infer_engine_release(e);
     /* the first run fails, at a step past the last (the hook takes the last) */
-    c = hooked_context(e, 1000, 0);
-    if (c) {
+    e = hooked_engine(graph, 1000, 0);
+    c = NULL;
+    if (e && EXPECT_STATUS(infer_context_create(e, &c), INFER_OK)) {
       EXPECT_STATUS(infer_context_set_input(c, 0, in), INFER_OK);
       EXPECT_STATUS(infer_context_run(c), INFER_ERR_RUNTIME);
-      printf("(b) gpu %s: first run with INFER_FAIL_STEP=1000: %s\n", mode, infer_last_error());
-      CHECK(strstr(infer_last_error(), "INFER_FAIL_STEP") != NULL);
+      printf("(b) gpu %s: first run with test.fail_step=1000: %s\n", mode, infer_last_error());
+      CHECK(strstr(infer_last_error(), "test.fail_step") != NULL);
       snprintf(what, sizeof what, "%s, failed at run 1", mode);
       expect_failed_for_good(c, in, what);
     }
     infer_context_release(c);
-    /* a new context after all that */
+    infer_engine_release(e);
+    /* a new engine and context after all that */
+    infer_options *o = cuda_options(2, graph);
+    e = NULL;
     c = NULL;
+    if (!o || !EXPECT_STATUS(infer_engine_load(MODELS_DIR "/sample.onnx", o, &e), INFER_OK)) {
+      infer_options_release(o);
+      return;
+    }
     snprintf(what, sizeof what, "(b) gpu %s: a new context after the failures", mode);
     if (EXPECT_STATUS(infer_context_create(e, &c), INFER_OK)) sample_run_matches(c, in, want, what);
     infer_context_release(c);

@@ -666,7 +666,7 @@ static void test_model_graph(const char *dir, const model_case *mc, const tensor
   memset(&o, 0, sizeof o);
   bool dynamic;
   if (onnx_load_graph(path, &g) != INFER_OK || graph_validate(g) != INFER_OK ||
-      build_bind_ops(g) != INFER_OK || build_bind_inputs(g, &o) != INFER_OK ||
+      build_bind_ops(g) != INFER_OK || build_bind_inputs(g, &o, true) != INFER_OK ||
       pass_infer_and_fold(g, &dynamic) != INFER_OK) {
     printf("FAIL %s: loading: %s\n", path, infer_last_error());
     failures++;

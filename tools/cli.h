@@ -49,6 +49,8 @@ typedef struct cli_args {
   const char *json;
   const char *cache; /* --cache FILE: algorithm choices kept between builds, or NULL */
   int64_t workspace_limit; /* --workspace-limit, in bytes; 0: the library's default */
+  int n_configs;
+  const char *configs[64]; /* --config KEY=VALUE, as given */
 } cli_args;
 
 /* Parses argv; prints the problem and returns false on bad usage. */
@@ -68,6 +70,10 @@ bool cli_compare(const char *name, const infer_tensor *out, const infer_tensor *
  * printed). */
 int cli_make_output_dir(const char *dir);
 
+/* Gives the options the --config entries and the settings the environment names
+ * (INFER_CHANNELS_LAST, INFER_CONV_IMPL, INFER_POISON, INFER_CUDNN_RTC, INFER_SYNC:
+ * the library itself reads no environment); --config wins. Returns an exit code. */
+int cli_apply_config(const cli_args *a, infer_options *o);
 /* Seeded random values of the model's input `index` shape (malloc'ed data);
  * returns an exit code. */
 int cli_random_input(const infer_engine *e, int index, uint64_t *seed, infer_tensor *t);

@@ -32,6 +32,8 @@ void cli_usage(FILE *f) {
           "                            warning, and rewritten)\n"
           "  --workspace-limit MiB     CUDA: most scratch memory one step's algorithm may use\n"
           "                            (default 1024)\n"
+          "  --config KEY=VALUE        a library setting (infer_options_set_config): channels_last,\n"
+          "                            cuda.poison, cuda.conv_impl, cuda.cudnn_rtc, test.fail_step\n"
           "  --profile                 one line per step: median time, share, FLOPs, bytes,\n"
           "                            achieved rates, roofline fraction (--peak-tflops T,\n"
           "                            --peak-gbs G set the peaks; H200 figures by default)\n"
@@ -171,6 +173,10 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->diagnose = true; takes = false;
     } else if (strcmp(o, "--profile") == 0) {
       a->profile = true; takes = false;
+    } else if (strcmp(o, "--config") == 0) {
+      if (!v || !strchr(v, '=') || v[0] == '=') return bad("--config takes KEY=VALUE, not '%s'", v ? v : "");
+      if (a->n_configs == 64) return bad("too many --config entries (at %s)", v);
+      a->configs[a->n_configs++] = v;
     } else if (o[0] != '-' || strcmp(o, "-") == 0) {
       if (a->model) return bad("more than one model given ('%s')", o);
       a->model = o;

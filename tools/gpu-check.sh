@@ -10,9 +10,16 @@
 #       zoo (ZOO_MODELS, default all 17; ZOO_EXPORTER torchscript (default), dynamo or
 #       both) and write tools/model-table.sh's table (cpu, cuda fp32, cuda fp16) to
 #       $OUT/model_table.md and the summary (zoo in ZOO_DIR, default /tmp/zoo).
-#       Per-model export and run times go to the summary too. Cells not started by ZOO_TABLE_LIMIT s (default 540) after the
-#       start read "not run (time)"; the export stops ZOO_TABLE_RESERVE s (150) before.
+#       Per-model export and run times go to the summary too. Cells not started by
+#       ZOO_TABLE_LIMIT s (default 540) after the start read "not run (time)"; the export
+#       stops ZOO_TABLE_RESERVE s (150) before.
 #       ZOO_TABLE_COLUMNS="fp32 fp16" leaves the CPU column out (about 40 s).
+#   ZOO_PROFILE=1
+#       instead of the full suite: the gpu-labelled tests (CTEST_REGEX narrows them), then
+#       the zoo exported at opset 17 as tools/bench_peer.py exports it, and per model
+#       (ZOO_MODELS; batches as the speed issue's table) infer's fp16 throughput with
+#       device-resident inputs (--bench --no-transfers) and the costliest steps of
+#       --profile: where the time goes, before a peer benchmark.
 #   Other knobs: ZOO_MODELS (without ZOO_TABLE: the models the model tests export and
 #   check, default resnet50,mobilenet_v2,efficientnet_b0,vit_b_16),
 #   CTEST_REGEX (only the tests it matches), CTEST_LIMIT (s), QUICK=1,
@@ -141,6 +148,45 @@ if [ "${ZOO_TABLE:-0}" = 1 ]; then
     sed 's/^model-table: //' | awk '!($1 in t) { order[++n] = $1 } { t[$1] = t[$1] sprintf(" %s %s s;", $2, $3) }
       END { for (i = 1; i <= n; i++) printf "%s:%s\n", order[i], t[order[i]] }')
   cache_build_times "$zoo/resnet50.onnx"
+  finish
+  exit 0
+fi
+
+# ---- ZOO_PROFILE=1: gpu tests, then infer alone on the zoo: throughput and profile -------
+zoo_batch() {
+  case $1 in
+    resnext50_32x4d|wide_resnet50_2|inception_v3|vgg16|vit_b_16|densenet121|convnext_tiny) echo 128 ;;
+    *) echo 256 ;;
+  esac
+}
+if [ "${ZOO_PROFILE:-0}" = 1 ]; then
+  t0=$(date +%s)
+  timeout ${CTEST_LIMIT:-200} ctest --test-dir $build -j 8 --output-on-failure --timeout 120 \
+    -L gpu ${CTEST_REGEX:+-R "$CTEST_REGEX"} >"$out/ctest.log" 2>&1
+  note "ctest -L gpu: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed' "$out/ctest.log")"
+  while read -r l; do note "  $l"; done < <(grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|Not Run)' "$out/ctest.log" | head -30)
+  cp $build/Testing/Temporary/LastTest.log "$out/ctest_full.log" 2>/dev/null
+  models=${ZOO_MODELS:-resnet50,mobilenet_v2,resnet18,resnext50_32x4d,wide_resnet50_2,mobilenet_v3_large,efficientnet_b0,densenet121,vgg16,squeezenet1_1,googlenet,inception_v3,shufflenet_v2_x1_0,regnet_y_400mf,mnasnet1_0,convnext_tiny,vit_b_16}
+  zoo=/tmp/zoo17
+  t0=$(date +%s)
+  python3 models/export_zoo.py $zoo --models "$models" --opset 17 >"$out/zoo_export.log" 2>&1
+  note "zoo export opset 17: rc=$? in $(( $(date +%s) - t0 )) s: $(tail -1 "$out/zoo_export.log")"
+  for m in $(echo "$models" | tr ',' ' '); do
+    [ -f $zoo/$m.onnx ] || continue
+    b=$(zoo_batch $m)
+    $build/infer $zoo/$m.onnx --device cuda --precision fp16 --batch $b --bench --no-transfers \
+      --duration 1 --verbose >"$out/bench_$m.log" 2>&1
+    rc=$?
+    note "$m b$b: rc=$rc $(grep -E '^throughput' "$out/bench_$m.log" | sed 's/throughput: //') | $(grep -oE 'implementations chosen: .*' "$out/bench_$m.log" | cut -c1-150)"
+    [ $rc -ne 0 ] && note "  $(grep -vE '^infer: (pass|cuda|plan|batch)' "$out/bench_$m.log" | tail -2 | cut -c1-250)"
+    $build/infer $zoo/$m.onnx --device cuda --precision fp16 --batch $b --profile \
+      >"$out/profile_$m.log" 2>&1
+    note "  $(grep -E '^total' "$out/profile_$m.log" | cut -c1-120)"
+    # per op type: steps, ms, share (the profile's columns: # node op impl ms share ...)
+    while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_$m.log" |
+      awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
+      sort -rn | head -6)
+  done
   finish
   exit 0
 fi

@@ -1,42 +1,48 @@
-/* cuda_backend.h: the CUDA backend as the engine sees it. Only built with
- * INFER_HAVE_CUDA. */
+/* cuda_backend.h: the CUDA backend's halves (engine/cuda only); the engine sees the
+ * table `cuda_backend` (engine/backend.h), defined in cuda_engine.c. */
 #ifndef INFER_CUDA_BACKEND_H
 #define INFER_CUDA_BACKEND_H
 
+#include "../backend.h"
 #include "../engine_internal.h"
 
 typedef struct cuda_engine cuda_engine;
 typedef struct cuda_context cuda_context;
 
+extern const backend cuda_backend;
+
 /* Uploads weights (converted to the run precision), prepares every step (algorithm
  * choice, workspace size) and plans the device arena. */
-infer_status cuda_engine_build(infer_engine *e, cuda_engine **out);
-void cuda_engine_release(cuda_engine *ce);
+infer_status cuda_engine_build(infer_engine *e, void **out);
+void cuda_engine_release(void *ce);
+/* Device memory of the engine's build. */
+void cuda_engine_memory(const infer_engine *e, infer_memory_info *m);
+int cuda_visible_devices(void);
+/* Appends the CUDA section of infer_diagnose (engine/cuda/cuda_diagnose.c). */
+void cuda_diagnose(report *r);
 
-infer_status cuda_context_create(infer_engine *e, cuda_context **out);
-void cuda_context_release(cuda_context *c);
-/* Copies host data of input `index` (already validated) into pinned staging; a
+infer_status cuda_context_create(infer_engine *e, void **out);
+void cuda_context_release(void *c);
+/* Copies the host data of input `index` (already validated) into pinned staging; a
  * device binding of that input is dropped (the last call wins). */
-infer_status cuda_context_set_input(cuda_context *c, int index, const void *data, int64_t bytes);
+infer_status cuda_context_set_input(void *c, int index, const infer_tensor *t);
 /* Device-memory binding (infer_context_bind_*_device; index and size already
  * validated): checks that ptr is device memory of the engine's GPU, then makes
  * runs read input `index` from / write output `index` to it. NULL unbinds. A
  * change of pointer makes the next run capture its CUDA graph again. */
-infer_status cuda_context_bind_input(cuda_context *c, int index, const void *ptr);
-infer_status cuda_context_bind_output(cuda_context *c, int index, void *ptr);
-bool cuda_context_input_bound(const cuda_context *c, int index);
-bool cuda_context_output_bound(const cuda_context *c, int index);
-infer_status cuda_context_run(cuda_context *c);
+infer_status cuda_context_bind_input(void *c, int index, const void *ptr);
+infer_status cuda_context_bind_output(void *c, int index, void *ptr);
+bool cuda_context_input_bound(const void *c, int index);
+bool cuda_context_output_bound(const void *c, int index);
+infer_status cuda_context_run(void *c);
 /* INFER_OK, or the failure that made the context unusable. */
-infer_status cuda_context_health(const cuda_context *c);
+infer_status cuda_context_health(const void *c);
 /* Per-step times of the last run (profiling contexts), plus cost and what ran it. */
-infer_status cuda_context_profile(cuda_context *c, infer_step_profile *prof);
+infer_status cuda_context_profile(void *c, infer_step_profile *prof);
 /* Event times of the last run. */
-infer_status cuda_context_timing(cuda_context *c, infer_run_timing *t);
-/* Device memory of the engine's build. */
-void cuda_engine_memory(const cuda_engine *ce, infer_memory_info *m);
-/* Host (pinned) copy of output `index` after a run; owned by the context. NULL
- * when the output was bound to device memory in the last run. */
-void *cuda_context_output(cuda_context *c, int index);
+infer_status cuda_context_timing(const void *c, infer_run_timing *t);
+/* Output `index` of the last run in pinned host staging, owned by the context; an
+ * error when the last run wrote it to bound device memory. */
+infer_status cuda_context_output(void *c, int index, int64_t run_batch, infer_tensor *out);
 
 #endif

@@ -13,13 +13,13 @@
  *
  * Test hook (tests/test_failures.c --device cuda): no op fails on the GPU on demand
  * without breaking the whole CUDA context (a faulting kernel poisons every context of
- * the process), so a context created while INFER_FAIL_STEP=k is set (k >= 0; past the
- * last step means the last) fails one run at step k the way an op's run failing there
- * would: that run is enqueued eagerly (not replayed from the CUDA graph), steps before
- * k really run, step k returns INFER_ERR_RUNTIME ("failure injected by the test hook
- * INFER_FAIL_STEP=k") and the context is failed for good. The failing run is the
- * (n+1)-th one for INFER_FAIL_AFTER=n (default 0: the first). Both variables are read
- * once, at context creation; unset, the hook costs one test per run and per step. */
+ * the process), so an engine built with the config entry test.fail_step=k (k >= 0; past
+ * the last step means the last) fails one run of each context at step k the way an op's
+ * run failing there would: that run is enqueued eagerly (not replayed from the CUDA
+ * graph), steps before k really run, step k returns INFER_ERR_RUNTIME ("failure injected
+ * by the test hook test.fail_step") and the context is failed for good. The failing run
+ * is the (n+1)-th one for test.fail_after=n (default 0: the first). The hook swaps step
+ * k's op for one that fails, for that one enqueue: the step loop knows nothing of it. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,14 +49,14 @@ struct cuda_context {
   bool graph_stale; /* a binding changed since the capture: capture again */
   bool use_graph, sync_each_op;
   unsigned event_flags; /* cudaEventRecordExternal while capturing */
-  bool poison; /* INFER_POISON=1: fill the arena and outputs with NaN bytes before
-                * each run, so unwritten elements show up in tests */
+  bool poison; /* config cuda.poison=1: fill the arena and outputs with NaN bytes
+                * before each run, so unwritten elements show up in tests */
   bool failed;
   int eager_runs; /* completed runs without a graph (the first one warms up) */
-  int fail_step;  /* the test hook (INFER_FAIL_STEP, top of the file): -1 when off */
-  int fail_after; /* runs before the one that fails (INFER_FAIL_AFTER) */
+  int fail_step;  /* the test hook (test.fail_step, top of the file): -1 when off */
+  int fail_after; /* runs before the one that fails (test.fail_after) */
   int hook_runs;  /* runs started while the hook is on */
-  bool inject;    /* this enqueue fails at step fail_step */
+  const cuda_op **ops; /* per step, what runs it: the engine's, or fail_op for a hooked run */
   char failure[1024];
   cudaEvent_t ev[4]; /* before H2D, after H2D, after the steps, after D2H */
   cudaEvent_t *step_ev; /* profiling: one before each step and one after the last */
@@ -64,28 +64,35 @@ struct cuda_context {
 
 static int64_t bytes_of(const value *v) { return tensor_nbytes(&v->t); }
 
-/* A non-negative decimal from the environment, or `fallback` (unset or malformed). */
-static int env_count(const char *name, int fallback) {
-  const char *s = getenv(name);
-  if (!s || !*s) return fallback;
-  char *end = NULL;
-  long v = strtol(s, &end, 10);
-  return *end || v < 0 || v > INT_MAX ? fallback : (int)v;
+static infer_status injected_failure(const cuda_exec *x, const node *n, const void *params,
+                                     const void *state, const tensor *const *in,
+                                     tensor *const *out) {
+  return infer_fail(INFER_ERR_RUNTIME, "failure injected by the test hook test.fail_step");
 }
+static const cuda_op fail_op = {.name = "injected failure", .run = injected_failure};
+
+/* A step whose bytes are already in place: a Transpose the input cast did
+ * (cuda_engine.in_transpose), or a view (cuda_engine.alias_of). */
+static infer_status done_by_input_cast(const cuda_exec *x, const node *n, const void *params,
+                                       const void *state, const tensor *const *in,
+                                       tensor *const *out) {
+  return INFER_OK;
+}
+static const cuda_op skip_op = {.name = "nothing to do", .run = done_by_input_cast};
 
 static infer_status create_locked(infer_engine *e, cuda_context **out);
 static void release_locked(cuda_context *c);
 
-infer_status cuda_context_create(infer_engine *e, cuda_context **out) {
+infer_status cuda_context_create(infer_engine *e, void **out) {
   cuda_device_work_begin();
-  infer_status st = create_locked(e, out);
+  infer_status st = create_locked(e, (cuda_context **)out);
   cuda_device_work_end();
   return st;
 }
 
 static infer_status create_locked(infer_engine *e, cuda_context **out) {
   *out = NULL;
-  cuda_engine *ce = e->cuda;
+  cuda_engine *ce = e->be_state;
   const graph *g = e->g;
   cuda_context *c = calloc(1, sizeof *c);
   if (!c) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
@@ -95,14 +102,12 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
   c->n_out = g->n_outputs;
   c->use_graph = e->opts.cuda_graph;
   c->sync_each_op = e->opts.sync_each_op;
-  const char *env = getenv("INFER_SYNC");
-  if (env && strcmp(env, "1") == 0) c->sync_each_op = true;
   if (c->sync_each_op) c->use_graph = false;
-  env = getenv("INFER_POISON");
-  c->poison = env && strcmp(env, "1") == 0;
-  c->fail_step = env_count("INFER_FAIL_STEP", -1);
+  const config *cfg = &e->opts.cfg;
+  c->poison = config_flag(cfg, "cuda.poison", false);
+  c->fail_step = config_int(cfg, "test.fail_step", -1);
   if (c->fail_step >= ce->n_steps) c->fail_step = ce->n_steps - 1;
-  c->fail_after = c->fail_step >= 0 ? env_count("INFER_FAIL_AFTER", 0) : 0;
+  c->fail_after = c->fail_step >= 0 ? config_int(cfg, "test.fail_after", 0) : 0;
   c->vals = calloc((size_t)g->n_values + 1, sizeof(tensor));
   c->in = calloc((size_t)ce->max_io, sizeof *c->in);
   c->out = calloc((size_t)ce->max_io, sizeof *c->out);
@@ -115,9 +120,12 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
   c->in_bind = calloc((size_t)c->n_in + 1, sizeof(void *));
   c->out_bind = calloc((size_t)c->n_out + 1, sizeof(void *));
   c->out_staged = calloc((size_t)c->n_out + 1, sizeof(bool));
+  c->ops = calloc((size_t)ce->n_steps + 1, sizeof *c->ops);
+  for (int k = 0; c->ops && k < ce->n_steps; k++)
+    c->ops[k] = ce->step_skip[k] != STEP_RUNS ? &skip_op : ce->steps[k].op;
   infer_status st = INFER_OK;
   if (!c->vals || !c->in || !c->out || !c->in_host || !c->in_dev || !c->in_bytes || !c->out_host ||
-      !c->out_dev || !c->out_bytes || !c->in_bind || !c->out_bind || !c->out_staged) {
+      !c->out_dev || !c->out_bytes || !c->in_bind || !c->out_bind || !c->out_staged || !c->ops) {
     st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
     goto fail;
   }
@@ -203,7 +211,8 @@ fail:
   return st;
 }
 
-void cuda_context_release(cuda_context *c) {
+void cuda_context_release(void *ctx) {
+  cuda_context *c = ctx;
   if (!c) return;
   cuda_device_work_begin();
   release_locked(c);
@@ -244,10 +253,14 @@ static void release_locked(cuda_context *c) {
   free(c->in_bind);
   free(c->out_bind);
   free(c->out_staged);
+  free(c->ops);
   free(c);
 }
 
-infer_status cuda_context_set_input(cuda_context *c, int index, const void *data, int64_t bytes) {
+infer_status cuda_context_set_input(void *ctx, int index, const infer_tensor *t) {
+  cuda_context *c = ctx;
+  const void *data = t->data;
+  int64_t bytes = tensor_nbytes(t);
   if (c->in_bind[index]) {
     /* host data replaces the device binding: the captured graph copies from it */
     c->in_bind[index] = NULL;
@@ -281,26 +294,43 @@ static infer_status check_device_ptr(const cuda_context *c, const void *ptr, con
   return INFER_OK;
 }
 
-infer_status cuda_context_bind_input(cuda_context *c, int index, const void *ptr) {
+infer_status cuda_context_bind_input(void *ctx, int index, const void *ptr) {
+  cuda_context *c = ctx;
   if (ptr) TRY(check_device_ptr(c, ptr, "input", c->e->g->values[c->e->g->inputs[index]].name));
   if (c->in_bind[index] != ptr) c->graph_stale = true;
   c->in_bind[index] = ptr;
   return INFER_OK;
 }
 
-infer_status cuda_context_bind_output(cuda_context *c, int index, void *ptr) {
+infer_status cuda_context_bind_output(void *ctx, int index, void *ptr) {
+  cuda_context *c = ctx;
   if (ptr) TRY(check_device_ptr(c, ptr, "output", c->e->g->values[c->e->g->outputs[index]].name));
   if (c->out_bind[index] != ptr) c->graph_stale = true;
   c->out_bind[index] = ptr;
   return INFER_OK;
 }
 
-bool cuda_context_input_bound(const cuda_context *c, int index) { return c->in_bind[index] != NULL; }
-bool cuda_context_output_bound(const cuda_context *c, int index) { return c->out_bind[index] != NULL; }
+bool cuda_context_input_bound(const void *ctx, int index) {
+  return ((const cuda_context *)ctx)->in_bind[index] != NULL;
+}
+bool cuda_context_output_bound(const void *ctx, int index) {
+  return ((const cuda_context *)ctx)->out_bind[index] != NULL;
+}
 
-void *cuda_context_output(cuda_context *c, int index) {
+infer_status cuda_context_output(void *ctx, int index, int64_t run_batch, infer_tensor *out) {
+  cuda_context *c = ctx;
+  const graph *g = c->e->g;
   /* staging last written by an earlier run must not pass for this run's output */
-  return c->out_staged[index] ? c->out_host[index] : NULL;
+  if (!c->out_staged[index])
+    return infer_fail(INFER_ERR_RUNTIME, "output '%s' is not available here: the last run "
+                      "wrote it to the device memory bound then; run again to read it here",
+                      g->values[g->outputs[index]].name);
+  *out = g->values[g->outputs[index]].t;
+  out->data = c->out_host[index];
+  /* a smaller run batch: the first rows of the build batch's output */
+  if (g->values[g->outputs[index]].shape_dep && run_batch > 0 && out->rank > 0)
+    out->dims[0] = run_batch;
+  return INFER_OK;
 }
 
 /* Everything a run enqueues, in order. */
@@ -356,12 +386,7 @@ static infer_status enqueue_run(cuda_context *c) {
     for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
     for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
     if (c->step_ev) CUDA_TRY(cudaEventRecord(c->step_ev[k], s));
-    infer_status st = c->inject && k == c->fail_step
-                          ? infer_fail(INFER_ERR_RUNTIME, "failure injected by the test hook "
-                                       "INFER_FAIL_STEP=%d", k)
-                      : ce->step_skip && ce->step_skip[k]
-                          ? INFER_OK /* done by the input cast (in_transpose) */
-                          : cs->op->run(&c->x, n, n->params, cs->state, c->in, c->out);
+    infer_status st = c->ops[k]->run(&c->x, n, n->params, cs->state, c->in, c->out);
     if (st == INFER_OK && c->sync_each_op) {
       cudaError_t err = cudaStreamSynchronize(s);
       if (err == cudaSuccess) err = cudaGetLastError();
@@ -392,7 +417,8 @@ static infer_status enqueue_run(cuda_context *c) {
   return INFER_OK;
 }
 
-infer_status cuda_context_profile(cuda_context *c, infer_step_profile *prof) {
+infer_status cuda_context_profile(void *ctx, infer_step_profile *prof) {
+  cuda_context *c = ctx;
   const graph *g = c->e->g;
   for (int k = 0; k < c->ce->n_steps; k++) {
     const cuda_step *cs = &c->ce->steps[k];
@@ -402,16 +428,20 @@ infer_status cuda_context_profile(cuda_context *c, infer_step_profile *prof) {
     for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
     for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
     prof[k].ms = ms;
-    prof[k].impl = cs->op->impl ? cs->op->impl(cs->state)
-                   : (cs->op->needs & CUDA_NEEDS_CUDNN)  ? "cudnn"
-                   : (cs->op->needs & CUDA_NEEDS_CUBLAS) ? "cublas"
-                                                         : "kernel";
+    prof[k].impl = c->ce->step_skip[k] == STEP_VIEW         ? "view"
+                   : c->ce->step_skip[k] == STEP_INPUT_CAST ? "input-cast"
+                   : cs->op->impl                          ? cs->op->impl(cs->state)
+                   : (cs->op->needs & CUDA_NEEDS_CUDNN)     ? "cudnn"
+                   : (cs->op->needs & CUDA_NEEDS_CUBLAS)    ? "cublas"
+                                                            : "kernel";
     step_cost(n, c->in, c->out, &prof[k].flops, &prof[k].bytes);
+    if (c->ce->step_skip[k] != STEP_RUNS) prof[k].flops = prof[k].bytes = 0;
   }
   return INFER_OK;
 }
 
-infer_status cuda_context_timing(cuda_context *c, infer_run_timing *t) {
+infer_status cuda_context_timing(const void *ctx, infer_run_timing *t) {
+  const cuda_context *c = ctx;
   float ms[3];
   for (int i = 0; i < 3; i++) CUDA_TRY(cudaEventElapsedTime(&ms[i], c->ev[i], c->ev[i + 1]));
   t->h2d_ms = ms[0];
@@ -481,13 +511,15 @@ static void try_capture(cuda_context *c) {
   c->graph = graph;
 }
 
-infer_status cuda_context_health(const cuda_context *c) {
+infer_status cuda_context_health(const void *ctx) {
+  const cuda_context *c = ctx;
   if (!c->failed) return INFER_OK;
   return infer_fail(INFER_ERR_RUNTIME, "the context failed and cannot be used again: %s",
                     c->failure);
 }
 
-infer_status cuda_context_run(cuda_context *c) {
+infer_status cuda_context_run(void *ctx) {
+  cuda_context *c = ctx;
   if (c->failed)
     return infer_fail(INFER_ERR_RUNTIME, "the context failed in an earlier run and cannot be "
                       "used again: %s", c->failure);
@@ -505,14 +537,16 @@ infer_status cuda_context_run(cuda_context *c) {
     if (err != cudaSuccess)
       st = infer_fail(INFER_ERR_RUNTIME, "cudaGraphLaunch failed: %s", cudaGetErrorString(err));
   } else {
-    c->inject = inject;
+    if (inject) c->ops[c->fail_step] = &fail_op;
     st = enqueue_run(c);
-    c->inject = false;
+    if (inject)
+      c->ops[c->fail_step] = c->ce->step_skip[c->fail_step] != STEP_RUNS ? &skip_op
+                                                                         : c->ce->steps[c->fail_step].op;
   }
   cudaError_t err = cudaStreamSynchronize(s);
   if (st == INFER_OK && err != cudaSuccess)
-    st = infer_fail(INFER_ERR_RUNTIME, "the run failed on the device: %s (rerun with "
-                    "INFER_SYNC=1 to name the failing step)", cudaGetErrorString(err));
+    st = infer_fail(INFER_ERR_RUNTIME, "the run failed on the device: %s (build with "
+                    "infer_options_set_sync_each_op to name the failing step)", cudaGetErrorString(err));
   if (st != INFER_OK) {
     /* a device error can poison the CUDA context; never hand out outputs again */
     c->failed = true;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../diagnose.h"
+#include "cuda_backend.h"
 #include "../../core/cuda_check.h"
 #include "cuda_archs.h"
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../ops/cuda/algo_cache.h"
+#include "../passes.h"
 #include "cuda_internal.h"
 
 int cuda_visible_devices(void) {
@@ -218,20 +219,67 @@ static bool input_transpose(const infer_engine *e, const cuda_engine *ce, int k,
   return true;
 }
 
+/* Whether the bytes of node n's output are exactly those of its first input, in the same
+ * order: Reshape, Flatten, Squeeze, Unsqueeze, Identity, and a Transpose that moves only
+ * dims of size 1 (what the storage dtype is does not matter: both sides share it). */
+static bool same_bytes(const graph *g, const node *n, const cuda_engine *ce) {
+  static const char *const views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
+                                      NULL};
+  if (n->n_inputs < 1 || n->n_outputs != 1 || n->inputs[0] < 0 || n->outputs[0] < 0) return false;
+  const value *x = &g->values[n->inputs[0]], *y = &g->values[n->outputs[0]];
+  if (x->kind == VALUE_CONSTANT || !x->shape_known || !y->shape_known ||
+      ce->storage[n->inputs[0]] != ce->storage[n->outputs[0]] ||
+      dims_count(x->t.rank, x->t.dims) != dims_count(y->t.rank, y->t.dims))
+    return false;
+  bool known = false;
+  for (int k = 0; views[k]; k++) known |= pass_node_is(n, views[k]);
+  if (known) return true;
+  if (!pass_node_is(n, "Transpose")) return false;
+  const int64_t *perm;
+  int c = -1;
+  if (attr_get_ints(n, "perm", &perm, &c) != INFER_OK || c != x->t.rank) return false;
+  int last = -1; /* the dims of size > 1 keep their order */
+  for (int i = 0; i < c; i++) {
+    if (x->t.dims[perm[i]] == 1) continue;
+    if (perm[i] < last) return false;
+    last = (int)perm[i];
+  }
+  return true;
+}
+
+/* Views instead of copies: steps whose output has its input's bytes alias the input in
+ * the memory plan and run nothing. */
+static infer_status find_views(const infer_engine *e, cuda_engine *ce) {
+  const graph *g = e->g;
+  ce->alias_of = malloc(sizeof(int) * ((size_t)g->n_values + 1));
+  if (!ce->alias_of) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int v = 0; v < g->n_values; v++) ce->alias_of[v] = -1;
+  int views = 0;
+  for (int k = 0; k < ce->n_steps; k++) {
+    const node *n = &g->nodes[ce->steps[k].node];
+    if (ce->step_skip[k] != STEP_RUNS || !same_bytes(g, n, ce)) continue;
+    ce->alias_of[n->outputs[0]] = n->inputs[0];
+    ce->step_skip[k] = STEP_VIEW;
+    views++;
+  }
+  log_info(&e->opts.log, "cuda: %d steps are views of their input (no copy)", views);
+  return INFER_OK;
+}
+
 /* The input casts of a channels-last engine do the Transposes that lead its steps.
  * Only leading steps: their outputs' arena slots are then free before the first
  * step, where the casts write them. */
 static infer_status fuse_input_transposes(const infer_engine *e, cuda_engine *ce) {
   const graph *g = e->g;
   ce->in_transpose = malloc(sizeof(int) * ((size_t)g->n_inputs + 1));
-  ce->step_skip = calloc((size_t)ce->n_steps + 1, sizeof(bool));
+  ce->step_skip = calloc((size_t)ce->n_steps + 1, 1);
   if (!ce->in_transpose || !ce->step_skip) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < g->n_inputs; i++) ce->in_transpose[i] = -1;
   int input = -1;
   for (int k = 0; k < ce->n_steps && input_transpose(e, ce, k, &input); k++) {
     if (input < 0 || ce->in_transpose[input] >= 0) break;
     ce->in_transpose[input] = k;
-    ce->step_skip[k] = true;
+    ce->step_skip[k] = STEP_INPUT_CAST;
     log_info(&e->opts.log, "cuda: input '%s' is cast and transposed to NHWC in one pass",
                g->values[g->inputs[input]].name);
   }
@@ -242,9 +290,9 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out);
 static void release_locked(cuda_engine *ce);
 static void log_impls(const infer_engine *e, const cuda_engine *ce);
 
-infer_status cuda_engine_build(infer_engine *e, cuda_engine **out) {
+infer_status cuda_engine_build(infer_engine *e, void **out) {
   cuda_device_work_begin();
-  infer_status st = build_locked(e, out);
+  infer_status st = build_locked(e, (cuda_engine **)out);
   cuda_device_work_end();
   return st;
 }
@@ -326,6 +374,7 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   memset(&x, 0, sizeof x);
   if (st == INFER_OK) st = cuda_exec_open(&x, ce->device, ce->precision, ce->needs);
   x.ws_limit = e->opts.workspace_limit > 0 ? e->opts.workspace_limit : (int64_t)1 << 30;
+  x.cfg = &e->opts.cfg;
   algo_cache *cache = NULL;
   if (st == INFER_OK && e->opts.cache_path) x.algo_cache = cache = cache_open(e, ce->device);
   if (st == INFER_OK) st = prepare_steps(e, ce, &x);
@@ -339,7 +388,9 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   }
   cuda_exec_close(&x);
   if (st == INFER_OK) st = fuse_input_transposes(e, ce);
-  if (st == INFER_OK) st = plan_graph(g, e->steps, e->n_steps, ce->storage, &ce->mem, &ce->buffer_of);
+  if (st == INFER_OK) st = find_views(e, ce);
+  if (st == INFER_OK)
+    st = plan_graph(g, e->steps, e->n_steps, ce->storage, ce->alias_of, &ce->mem, &ce->buffer_of);
   if (st != INFER_OK) {
     release_locked(ce);
     return st;
@@ -385,7 +436,8 @@ static void log_impls(const infer_engine *e, const cuda_engine *ce) {
   if (n) log_info(&e->opts.log, "cuda: implementations chosen: %s", line);
 }
 
-void cuda_engine_release(cuda_engine *ce) {
+void cuda_engine_release(void *state) {
+  cuda_engine *ce = state;
   if (!ce) return;
   cuda_device_work_begin();
   release_locked(ce);
@@ -407,12 +459,37 @@ static void release_locked(cuda_engine *ce) {
   free(ce->steps);
   free(ce->in_transpose);
   free(ce->step_skip);
+  free(ce->alias_of);
   free(ce);
 }
 
-void cuda_engine_memory(const cuda_engine *ce, infer_memory_info *m) {
+void cuda_engine_memory(const infer_engine *e, infer_memory_info *m) {
+  const cuda_engine *ce = e->be_state;
   m->weights = ce->weights_bytes;
   m->arena = ce->mem.arena_bytes;
   m->workspace = ce->ws_bytes;
   m->naive = ce->mem.naive_bytes;
 }
+
+const backend cuda_backend = {
+    .name = "cuda",
+    .device = INFER_DEVICE_CUDA,
+    .computes_run_batch = false,
+    .device_count = cuda_visible_devices,
+    .diagnose = cuda_diagnose,
+    .build = cuda_engine_build,
+    .release = cuda_engine_release,
+    .memory = cuda_engine_memory,
+    .context_create = cuda_context_create,
+    .context_release = cuda_context_release,
+    .set_input = cuda_context_set_input,
+    .bind_input = cuda_context_bind_input,
+    .bind_output = cuda_context_bind_output,
+    .input_bound = cuda_context_input_bound,
+    .output_bound = cuda_context_output_bound,
+    .run = cuda_context_run,
+    .health = cuda_context_health,
+    .output = cuda_context_output,
+    .profile = cuda_context_profile,
+    .timing = cuda_context_timing,
+};

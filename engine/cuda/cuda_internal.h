@@ -6,6 +6,13 @@
 #include "cuda_backend.h"
 #include "../../core/cuda_check.h"
 
+/* Why a step runs nothing: its bytes are already where they belong. */
+typedef enum step_skip {
+  STEP_RUNS = 0,
+  STEP_INPUT_CAST, /* a Transpose the input cast does (in_transpose) */
+  STEP_VIEW,       /* its output is a view of its input in the memory plan (alias_of) */
+} step_skip;
+
 typedef struct cuda_step {
   int node;
   const cuda_op *op;
@@ -32,7 +39,8 @@ struct cuda_engine {
   /* fp16 channels-last engines: per graph input, the step whose NCHW -> NHWC
    * Transpose the input's cast does in the same pass (-1: none); that step skips */
   int *in_transpose;
-  bool *step_skip;
+  unsigned char *step_skip; /* per step, a step_skip */
+  int *alias_of;            /* per value: the value whose bytes it shares (a view), or -1 */
 };
 
 /* Creates a stream and library handles bound to it (contexts and the build). */

@@ -12,6 +12,7 @@
 #include "../../kernels/conv_depthwise.h"
 #include "../../kernels/conv_depthwise3x3.h"
 #include "../../kernels/k_dtype.h"
+#include "../conv_fused.h"
 #include "conv_alt.h"
 
 typedef struct dw_state {
@@ -26,7 +27,7 @@ static infer_status dw_prepare(const cuda_exec *x, const conv_problem *p, void *
   (void)x;
   if (!p->channels_last || p->kdt != K_F16 || p->group != p->c || p->k != p->c ||
       p->dil_h != 1 || p->dil_w != 1 || p->r < 1 || p->r > 7 || p->s < 1 || p->s > 7 ||
-      p->act < 0 || p->act > 6)
+      p->act < 0 || p->act >= CONV_ACT_COUNT)
     return infer_fail(INFER_ERR_UNSUPPORTED,
                       "depthwise: not a depthwise fp16 channels-last convolution");
   k_dw_geom g = {.n = p->n, .c = p->c, .h = p->h, .w = p->w, .r = p->r, .s = p->s,

@@ -206,13 +206,11 @@ static float time_variant(const cuda_exec *x, const conv_state *s, int variant,
   return ms;
 }
 
-/* Test hook: INFER_CONV_IMPL=<name of an alternative> takes that alternative, untimed,
- * wherever it takes the problem, so that tests reach each implementation whatever the
- * timing on their small shapes would pick. Builds with it set use no algorithm cache. */
-static const char *forced_impl(void) {
-  const char *f = getenv("INFER_CONV_IMPL");
-  return f && *f ? f : NULL;
-}
+/* Test hook: config cuda.conv_impl=<name of an alternative> takes that alternative,
+ * untimed, wherever it takes the problem, so that tests reach each implementation
+ * whatever the timing on their small shapes would pick. Builds with it set use no
+ * algorithm cache. */
+static const char *forced_impl(const cuda_exec *x) { return config_get(x->cfg, "cuda.conv_impl"); }
 
 /* Makes alternative a the step's implementation without timing it: false when it does
  * not take the problem or needs more scratch than the workspace limit allows. */
@@ -232,7 +230,7 @@ static bool take_alt(const cuda_exec *x, conv_state *s, const conv_alt *a) {
 }
 
 static bool forced_variant(const cuda_exec *x, conv_state *s) {
-  const char *f = forced_impl();
+  const char *f = forced_impl(x);
   for (int i = 0; f && conv_alts[i]; i++)
     if (strcmp(conv_alts[i]->name, f) == 0) return take_alt(x, s, conv_alts[i]);
   return false;
@@ -577,7 +575,7 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n,
   int64_t y_bytes = tensor_nbytes(out[0]);
   char key[ALGO_CACHE_KEY_MAX + 1];
   cache_key(s, pad_l, wd, pads, strides, dil, group, dt, x->precision, key, sizeof key);
-  bool forced = forced_impl() != NULL;
+  bool forced = forced_impl(x) != NULL;
   if (forced || !cached_algo(x, s, key)) {
     if ((st = choose_algo(x, s, in, y_bytes > 0 ? y_bytes : 1)) != INFER_OK) goto fail;
     cudnnMathType_t math = CUDNN_DEFAULT_MATH;

@@ -250,6 +250,22 @@ def main():
         helper.make_node("Fancy", ["a"], ["Y"], name="custom", domain="com.example")]))
     m.opset_import.add().CopyFrom(helper.make_opsetid("com.example", 1))
     save("unsupported_domain_op.onnx", m)
+    # several unsupported ops: one message must list every one, with its first node and
+    # how many nodes use it
+    m = model_of(add_graph(nodes=[
+        helper.make_node("Add", ["X", "W"], ["a"], name="add0"),
+        helper.make_node("FrobnicateTensor", ["a"], ["b"], name="frob_first"),
+        helper.make_node("BlurTensor", ["b"], ["c"], name="blur"),
+        helper.make_node("FrobnicateTensor", ["c"], ["d"], name="frob_second"),
+        helper.make_node("Fancy", ["d"], ["Y"], name="custom", domain="com.example")]))
+    m.opset_import.add().CopyFrom(helper.make_opsetid("com.example", 1))
+    save("unsupported_several_ops.onnx", m)
+    # more unsupported ops than one message can name: the rest are counted
+    chain = [helper.make_node("Add", ["X", "W"], ["t0"], name="add0")]
+    for i in range(60):
+        chain.append(helper.make_node("UnknownOperatorNumber%02d" % i, ["t%d" % i],
+                                      ["t%d" % (i + 1) if i < 59 else "Y"], name="u%02d" % i))
+    save("unsupported_many_ops.onnx", model_of(add_graph(nodes=chain)))
     # Add did not exist before opset 1, and opset 1's Add has legacy attributes:
     # use a version the registry cannot hold (far in the future)
     save("unsupported_opset.onnx", model_of(add_graph(), opset=999))
@@ -298,6 +314,48 @@ def main():
     write("input_external.pb", raw_tensor("X", [2, 3], location=[("location", "ext_ok.bin")])
           .SerializeToString())
     write("empty.npy", b"")
+
+    # ---- index values outside their range (exit 2 at run time, naming the op) ----------
+    I64 = TensorProto.INT64
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    # inputs first: initializers follow the graph inputs in each node's input list
+    save("gathernd.onnx", model_of(helper.make_graph(
+        [helper.make_node("GatherND", ["data", "indices"], ["Y"], name="gnd")], "gnd",
+        [vi("indices", [2, 2], I64)], [vi("Y", [2])], [numpy_helper.from_array(data, "data")]),
+        opset=18))
+    write("gathernd_ok.npy", npy_bytes(np.array([[0, 1], [-1, 3]], np.int64)))
+    write("gathernd_bad.npy", npy_bytes(np.array([[0, 1], [3, 0]], np.int64)))
+    save("scatternd.onnx", model_of(helper.make_graph(
+        [helper.make_node("ScatterND", ["data", "indices", "upd"], ["Y"], name="snd")], "snd",
+        [vi("indices", [1, 1], I64)], [vi("Y", [3, 4])],
+        [numpy_helper.from_array(data, "data"),
+         numpy_helper.from_array(np.ones((1, 4), np.float32), "upd")]), opset=18))
+    write("scatternd_bad.npy", npy_bytes(np.array([[-4]], np.int64)))
+    save("scatter_elements.onnx", model_of(helper.make_graph(
+        [helper.make_node("ScatterElements", ["data", "indices", "upd"], ["Y"], name="sel",
+                          axis=1)], "sel",
+        [vi("indices", [2, 2], I64)], [vi("Y", [3, 4])],
+        [numpy_helper.from_array(data, "data"),
+         numpy_helper.from_array(np.ones((2, 2), np.float32), "upd")]), opset=18))
+    write("scatter_elements_bad.npy", npy_bytes(np.array([[0, 1], [2, 7]], np.int64)))
+    save("roialign.onnx", model_of(helper.make_graph(
+        [helper.make_node("RoiAlign", ["X", "rois", "batch_indices"], ["Y"], name="roi")], "roi",
+        [vi("batch_indices", [1], I64)], [vi("Y", [1, 1, 1, 1])],
+        [numpy_helper.from_array(np.ones((1, 1, 4, 4), np.float32), "X"),
+         numpy_helper.from_array(np.array([[0, 0, 2, 2]], np.float32), "rois")]), opset=16))
+    write("roialign_bad.npy", npy_bytes(np.array([2], np.int64)))
+    save("topk.onnx", model_of(helper.make_graph(
+        [helper.make_node("TopK", ["X", "K"], ["Y", "I"], name="topk")], "topk",
+        [vi("K", [1], I64)], [vi("Y", None), vi("I", None, I64)],
+        [numpy_helper.from_array(data, "X")]), opset=18))
+    write("topk_bad.npy", npy_bytes(np.array([9], np.int64)))
+    save("cumsum.onnx", model_of(helper.make_graph(
+        [helper.make_node("CumSum", ["X", "axis"], ["Y"], name="cum")], "cum",
+        [vi("axis", [], I64)], [vi("Y", [3, 4])], [numpy_helper.from_array(data, "X")]),
+        opset=14))
+    write("cumsum_bad.npy", npy_bytes(np.array(2, np.int64)))
+    save("einsum_bad_equation.onnx", model_of(add_graph(nodes=[
+        helper.make_node("Einsum", ["X", "W"], ["Y"], name="ein", equation="ij,ij->iz")])))
 
     total = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(CASES) for f in fs)
     print("wrote %d files, %d bytes, into %s" % (

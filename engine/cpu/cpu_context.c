@@ -1,0 +1,228 @@
+/* cpu_context.c: the CPU backend's per-thread state and run loop.
+ *
+ * A context owns one arena laid out by the planner, one workspace sized to the largest
+ * need, and a tensor table mapping every value to its bytes. Static graphs allocate
+ * nothing during a run. Graphs whose shapes depend on run-time data (e.g. a Reshape
+ * whose shape is a graph input) re-infer those nodes at run time and take their
+ * buffers from the heap; that memory is released at the next run. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../core/status.h"
+#include "../../ops/op.h"
+#include "cpu_internal.h"
+
+typedef struct cpu_context {
+  const infer_engine *e;
+  uint8_t *arena;
+  void *ws;
+  int64_t ws_bytes;
+  tensor *vals; /* per value */
+  const tensor **in;
+  tensor **out;
+  /* heap blocks of the last dynamic run */
+  void **dyn;
+  int n_dyn, cap_dyn;
+  double run_ms;    /* host time of the last run */
+  double *step_ms;  /* per step, when profiling */
+} cpu_context;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static void dyn_free(cpu_context *c) {
+  for (int i = 0; i < c->n_dyn; i++) free(c->dyn[i]);
+  c->n_dyn = 0;
+}
+
+static void *dyn_alloc(cpu_context *c, int64_t bytes) {
+  if (c->n_dyn == c->cap_dyn) {
+    int cap = c->cap_dyn ? c->cap_dyn * 2 : 64;
+    void **grown = realloc(c->dyn, sizeof(void *) * (size_t)cap);
+    if (!grown) return NULL;
+    c->dyn = grown;
+    c->cap_dyn = cap;
+  }
+  void *p = malloc(bytes > 0 ? (size_t)bytes : 1);
+  if (p) c->dyn[c->n_dyn++] = p;
+  return p;
+}
+
+/* Gathers node n's tensors from the table. */
+static void gather(cpu_context *c, const node *n) {
+  for (int k = 0; k < n->n_inputs; k++) c->in[k] = n->inputs[k] >= 0 ? &c->vals[n->inputs[k]] : NULL;
+  for (int k = 0; k < n->n_outputs; k++) c->out[k] = n->outputs[k] >= 0 ? &c->vals[n->outputs[k]] : NULL;
+}
+
+void cpu_context_release(void *ctx) {
+  cpu_context *c = ctx;
+  if (!c) return;
+  dyn_free(c);
+  free(c->dyn);
+  free(c->arena);
+  free(c->ws);
+  free(c->vals);
+  free(c->in);
+  free(c->out);
+  free(c->step_ms);
+  free(c);
+}
+
+infer_status cpu_context_create(infer_engine *e, void **ctx) {
+  const graph *g = e->g;
+  cpu_context *c = calloc(1, sizeof *c);
+  if (!c) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  c->e = e;
+  int io = 1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i].n_inputs > io) io = g->nodes[i].n_inputs;
+    if (g->nodes[i].n_outputs > io) io = g->nodes[i].n_outputs;
+  }
+  c->vals = calloc((size_t)g->n_values + 1, sizeof(tensor));
+  c->in = calloc((size_t)io, sizeof *c->in);
+  c->out = calloc((size_t)io, sizeof *c->out);
+  c->arena = malloc(e->mem.arena_bytes > 0 ? (size_t)e->mem.arena_bytes : 1);
+  if (e->opts.profile) c->step_ms = calloc((size_t)e->n_steps + 1, sizeof(double));
+  if (!c->vals || !c->in || !c->out || !c->arena || (e->opts.profile && !c->step_ms)) {
+    cpu_context_release(c); /* e, not c, below */
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate a context (arena %lld bytes)",
+                      (long long)e->mem.arena_bytes);
+  }
+  for (int v = 0; v < g->n_values; v++) {
+    c->vals[v] = g->values[v].t;
+    if (g->values[v].kind != VALUE_CONSTANT)
+      c->vals[v].data = e->buffer_of[v] >= 0 ? c->arena + e->mem.offsets[e->buffer_of[v]] : NULL;
+  }
+  c->ws_bytes = ((const cpu_engine *)e->be_state)->ws_bytes;
+  if (c->ws_bytes > 0 && !(c->ws = malloc((size_t)c->ws_bytes))) {
+    int64_t ws = c->ws_bytes;
+    cpu_context_release(c);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate a %lld-byte workspace",
+                      (long long)ws);
+  }
+  *ctx = c;
+  return INFER_OK;
+}
+
+infer_status cpu_context_set_input(void *ctx, int index, const infer_tensor *t) {
+  cpu_context *c = ctx;
+  const graph *g = c->e->g;
+  int v = g->inputs[index];
+  /* a flexible batch: this run's dims (the arena slot was planned for the build's) */
+  if (g->values[v].shape_dep && t->rank > 0) c->vals[v].dims[0] = t->dims[0];
+  int64_t nb = tensor_nbytes(t);
+  if (nb > 0) memcpy(c->vals[v].data, t->data, (size_t)nb);
+  return INFER_OK;
+}
+
+/* Flexible batch: re-infers a node's output shapes for this run's inputs; the
+ * outputs keep their planned arena slots, which were sized for the build batch. */
+static infer_status run_flex_prepare(cpu_context *c, const node *n) {
+  const infer_engine *e = c->e;
+  void *data[256];
+  int nout = n->n_outputs < 256 ? n->n_outputs : 256;
+  for (int k = 0; k < nout; k++) {
+    data[k] = c->out[k] ? c->out[k]->data : NULL;
+    if (c->out[k]) memset(c->out[k], 0, sizeof(tensor));
+  }
+  infer_status st = n->op->infer(n, n->params, c->in, c->out);
+  if (st == INFER_ERR_INVALID_MODEL) st = INFER_ERR_INVALID_INPUT;
+  for (int k = 0; k < nout; k++)
+    if (c->out[k]) c->out[k]->data = data[k];
+  TRY(st);
+  for (int k = 0; k < nout; k++) {
+    if (!c->out[k]) continue;
+    int b = e->buffer_of[n->outputs[k]];
+    int64_t nb = tensor_nbytes(c->out[k]);
+    if (b < 0 || nb < 0 || nb > e->mem.sizes[b])
+      return infer_fail(INFER_ERR_INVALID_INPUT, "output %d needs %lld bytes at this batch, more "
+                        "than the %lld planned for the build batch", k, (long long)nb,
+                        (long long)(b >= 0 ? e->mem.sizes[b] : 0));
+  }
+  int64_t w = n->op->workspace ? n->op->workspace(n, n->params, c->in, c->out) : 0;
+  if (w < 0 || w > c->ws_bytes)
+    return infer_fail(INFER_ERR_INVALID_INPUT, "the step needs %lld bytes of scratch at this "
+                      "batch, more than the %lld planned", (long long)w, (long long)c->ws_bytes);
+  return INFER_OK;
+}
+
+/* Re-infers a node whose shapes were not known at build and gives its outputs
+ * heap buffers. */
+static infer_status run_dynamic_prepare(cpu_context *c, const node *n, void **ws) {
+  for (int k = 0; k < n->n_outputs; k++)
+    if (c->out[k]) memset(c->out[k], 0, sizeof(tensor));
+  infer_status st = n->op->infer(n, n->params, c->in, c->out);
+  /* the model was valid at build: a shape that does not fit now comes from the
+   * input values of this run */
+  if (st == INFER_ERR_INVALID_MODEL) st = INFER_ERR_INVALID_INPUT;
+  TRY(st);
+  for (int k = 0; k < n->n_outputs; k++) {
+    if (!c->out[k]) continue;
+    int64_t nb = tensor_nbytes(c->out[k]);
+    if (nb < 0) return infer_fail(INFER_ERR_RUNTIME, "output %d is too large", k);
+    if (!(c->out[k]->data = dyn_alloc(c, nb)))
+      return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes", (long long)nb);
+  }
+  int64_t w = n->op->workspace ? n->op->workspace(n, n->params, c->in, c->out) : 0;
+  if (w < 0) return infer_fail(INFER_ERR_RUNTIME, "workspace size overflows");
+  if (w > c->ws_bytes) {
+    if (!(*ws = dyn_alloc(c, w)))
+      return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes", (long long)w);
+  }
+  return INFER_OK;
+}
+
+infer_status cpu_context_run(void *ctx) {
+  cpu_context *c = ctx;
+  const infer_engine *e = c->e;
+  const graph *g = e->g;
+  dyn_free(c);
+  char d[256];
+  double t0 = now_ms();
+  for (int s = 0; s < e->n_steps; s++) {
+    const node *n = &g->nodes[e->steps[s]];
+    gather(c, n);
+    void *ws = c->ws;
+    bool dynamic = false;
+    for (int k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) dynamic = true;
+    infer_status st = dynamic           ? run_dynamic_prepare(c, n, &ws)
+                      : e->max_batch > 0 ? run_flex_prepare(c, n)
+                                         : INFER_OK;
+    double s0 = c->step_ms ? now_ms() : 0;
+    if (st == INFER_OK) st = n->op->run(n, n->params, c->in, c->out, ws);
+    if (st != INFER_OK) return infer_fail_prefix(st, "%s", node_describe(g, e->steps[s], d, sizeof d));
+    if (c->step_ms) c->step_ms[s] = now_ms() - s0;
+  }
+  c->run_ms = now_ms() - t0;
+  return INFER_OK;
+}
+
+infer_status cpu_context_output(void *ctx, int index, int64_t run_batch, infer_tensor *out) {
+  cpu_context *c = ctx;
+  (void)run_batch; /* the table holds this run's dims already */
+  *out = c->vals[c->e->g->outputs[index]];
+  return INFER_OK;
+}
+
+infer_status cpu_context_profile(void *ctx, infer_step_profile *steps) {
+  cpu_context *c = ctx;
+  const infer_engine *e = c->e;
+  for (int s = 0; s < e->n_steps; s++) {
+    const node *n = &e->g->nodes[e->steps[s]];
+    gather(c, n);
+    steps[s].impl = "cpu";
+    steps[s].ms = c->step_ms ? c->step_ms[s] : 0;
+    step_cost(n, c->in, c->out, &steps[s].flops, &steps[s].bytes);
+  }
+  return INFER_OK;
+}
+
+infer_status cpu_context_timing(const void *ctx, infer_run_timing *t) {
+  t->compute_ms = ((const cpu_context *)ctx)->run_ms;
+  return INFER_OK;
+}

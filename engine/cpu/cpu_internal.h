@@ -1,0 +1,22 @@
+/* cpu_internal.h: the CPU backend's engine and context halves (engine/cpu only). */
+#ifndef INFER_CPU_INTERNAL_H
+#define INFER_CPU_INTERNAL_H
+
+#include "../backend.h"
+#include "../engine_internal.h"
+
+/* The CPU build: the scratch of the largest step whose shapes are known at build (steps
+ * whose shapes wait for run-time data size theirs during the run). */
+typedef struct cpu_engine {
+  int64_t ws_bytes;
+} cpu_engine;
+
+infer_status cpu_context_create(infer_engine *e, void **ctx);
+void cpu_context_release(void *ctx);
+infer_status cpu_context_set_input(void *ctx, int index, const infer_tensor *t);
+infer_status cpu_context_run(void *ctx);
+infer_status cpu_context_output(void *ctx, int index, int64_t run_batch, infer_tensor *out);
+infer_status cpu_context_profile(void *ctx, infer_step_profile *steps);
+infer_status cpu_context_timing(const void *ctx, infer_run_timing *t);
+
+#endif
