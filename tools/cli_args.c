@@ -69,7 +69,7 @@ static const char *const options[] = {
     "--help", "--quiet", "--verbose", "--bench", "--no-cuda-graph", "--no-transfers",
     "--diagnose", "--profile", "--device", "--precision", "--input", "--reference", "--shape",
     "--batch", "--rtol", "--atol", "--warmup", "--duration", "--iterations", "--peak-tflops",
-    "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed"};
+    "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed", "--config"};
 
 /* Edit distance (insertions, deletions, substitutions, adjacent swaps) of two short
  * strings; long ones count as far apart. */
@@ -84,8 +84,8 @@ static int distance(const char *a, const char *b) {
       int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
       if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
       if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-        best = d[i - 2][j - 2] + 1;
+      bool swap = i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1];
+      if (swap && d[i - 2][j - 2] + 1 < best) best = d[i - 2][j - 2] + 1;
       d[i][j] = best;
     }
   return d[la][lb];
