@@ -76,12 +76,16 @@ int cli_exit_code(infer_status s) {
   }
 }
 
-/* Every option, for "did you mean" (keep in step with cli_parse and cli_usage). */
+/* Every option, for "did you mean" (keep in step with cli_parse, cli_image_option and
+ * cli_usage; the test cli_did_you_mean_every_option checks it against --help). */
 static const char *const options[] = {
     "--help", "--quiet", "--verbose", "--bench", "--no-cuda-graph", "--no-transfers",
     "--diagnose", "--profile", "--device", "--precision", "--input", "--reference", "--shape",
     "--batch", "--rtol", "--atol", "--warmup", "--duration", "--iterations", "--peak-tflops",
-    "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed", "--config"};
+    "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed", "--config",
+    /* tools/cli_image.c */
+    "--image", "--preprocess", "--resize", "--crop", "--mean", "--std", "--labels", "--top",
+    "--save-input"};
 
 /* Edit distance (insertions, deletions, substitutions, adjacent swaps) of two short
  * strings; long ones count as far apart. */
