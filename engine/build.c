@@ -172,8 +172,9 @@ infer_status build_bind_inputs(graph *g, const struct infer_options *o, bool run
       if (v->t.dims[k] < 0) {
         const char *sym = v->dim_params && v->dim_params[k] ? v->dim_params[k] : "?";
         return infer_fail(INFER_ERR_INVALID_ARGUMENT,
-                          "input '%s' dim %d ('%s') is not fixed: give its shape (--shape "
-                          "%s=...) or a batch size (--batch N)", v->name, k, sym, v->name);
+                          "input '%s' dim %d ('%s') is not fixed: give its shape "
+                          "(infer_options_set_input_shape) or a batch size "
+                          "(infer_options_set_batch)", v->name, k, sym);
       }
     if (tensor_nbytes(&v->t) < 0)
       return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input '%s': shape %s is too large", v->name,

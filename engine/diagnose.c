@@ -14,7 +14,7 @@ infer_status infer_diagnose(char **out) {
   if (cuda)
     cuda->diagnose(&r);
   else
-    report_add(&r, "CUDA backend: not in this build (problem if you want --device cuda: install "
+    report_add(&r, "CUDA backend: not in this build (a problem for INFER_DEVICE_CUDA engines: install "
                  "the CUDA toolkit and cuDNN, then rebuild with -DINFER_CUDA=ON)\n");
   if (r.failed) {
     free(r.buf);

@@ -121,6 +121,8 @@ INFER_API int infer_device_count(infer_device d);
 INFER_API infer_status infer_options_create(infer_options **out);
 INFER_API void infer_options_release(infer_options *o);
 INFER_API infer_status infer_options_set_device(infer_options *o, infer_device d, int index);
+/* The precision of CUDA engines (default fp32). CPU engines compute in fp32 whatever is
+ * set here (the infer command warns when --precision is given with --device cpu). */
 INFER_API infer_status infer_options_set_precision(infer_options *o, infer_precision p);
 /* Binds the dims of input `name`; a dim of -1 keeps the model's own. */
 INFER_API infer_status infer_options_set_input_shape(infer_options *o, const char *name,
@@ -146,9 +148,9 @@ INFER_API infer_status infer_options_set_cuda_graph(infer_options *o, int enable
 INFER_API infer_status infer_options_set_sync_each_op(infer_options *o, int enabled);
 /* Time every step of every run (see infer_step_profile; turns CUDA graphs off). */
 INFER_API infer_status infer_options_set_profile(infer_options *o, int enabled);
-/* CUDA: keep the algorithms measured at build time in the text file `path` (copied;
- * NULL turns the cache off, the default; "" is refused) and reuse them in later
- * builds, which then skip the search. Entries are keyed by op shape and precision;
+/* CUDA (CPU engines ignore it): keep the algorithms measured at build time in the text
+ * file `path` (copied; NULL turns the cache off, the default; "" is refused) and reuse
+ * them in later builds, which then skip the search. Entries are keyed by op shape and precision;
  * the file records the GPU, driver, CUDA runtime, cuDNN and cuBLAS versions, and a
  * file made for another environment, or unreadable, corrupt or truncated, is ignored
  * with a warning on the log and rewritten: the cache never fails a build. Hits and

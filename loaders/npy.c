@@ -312,8 +312,10 @@ infer_status npy_parse(const uint8_t *buf, size_t len, const char *what, tensor 
     return npy_fail(INFER_ERR_UNSUPPORTED, what, ".npy rank %lld exceeds the maximum %d",
                     (long long)h.rank, INFER_MAX_RANK);
   int rank = (int)h.rank;
+  /* a file infer does not read, like a truncated one: invalid input (exit 2), not an
+   * unsupported op or dtype */
   if (h.fortran_order)
-    return npy_fail(INFER_ERR_UNSUPPORTED, what,
+    return npy_fail(INFER_ERR_INVALID_INPUT, what,
                     ".npy in Fortran order is not supported (re-save np.ascontiguousarray(a))");
 
   char shape_text[256];

@@ -8,7 +8,9 @@
 #     CMAKE_PREFIX_PATH=TMP, linked against infer::infer (shared) and infer::infer_static;
 #   - the same consumer.c compiled with `pkg-config --cflags --libs infer` and with
 #     `--static`;
-# each consumer must reproduce models/sample_output.npy from models/sample_input.npy.
+# each consumer must reproduce models/sample_output.npy from models/sample_input.npy;
+#   - README.md's C example, extracted from README.md, built with the command it gives
+#     and run.
 # Exit 77 (CTest's skip) with a message when pkg-config, nm or readelf is missing.
 # Environment: CMAKE (default cmake), CC (default cc), KEEP=1 keeps the temp directory.
 set -euo pipefail
@@ -45,8 +47,10 @@ ok() { echo "ok: $*"; }
 # run LOG CMD...: runs CMD with its output in LOG; prints the log when it fails
 run() {
   local log=$1; shift
-  if ! "$@" >"$log" 2>&1; then
-    echo "FAIL: $* (exit $?); its output:"; sed 's/^/  | /' "$log"
+  local rc=0
+  "$@" >"$log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: $* (exit $rc); its output:"; sed 's/^/  | /' "$log"
     return 1
   fi
 }
@@ -149,6 +153,26 @@ if run "$tmp/pc-static.log" "$cc_bin" -o "$tmp/pc_static" "$src/tests/install/co
   check_consumer pkgconfig_static "$tmp/pc_static" no
 else
   failures=$((failures + 1))
+fi
+
+# ---- the README's example, copied out of README.md as a reader would -------------------
+# The C block between <!-- example:begin --> and <!-- example:end -->, built with the
+# command its first line gives ("Build: cc example.c $(pkg-config ...)"), must run the
+# sample model in its two threads.
+mkdir -p "$tmp/readme"
+awk '/<!-- example:begin -->/ { on = 1; next } /<!-- example:end -->/ { on = 0 }
+     on && /^```/ { fence = !fence; next } on && fence' "$src/README.md" >"$tmp/readme/example.c"
+build_cmd=$(sed -n '1s|.*Build: \(.*[^ ]\) *\*/.*|\1|p' "$tmp/readme/example.c")
+if [ ! -s "$tmp/readme/example.c" ] || [ -z "$build_cmd" ]; then
+  fail "README.md: no C example with a 'Build:' command between its example markers"
+elif ! (cd "$tmp/readme" && CC=$cc_bin run "$tmp/readme-build.log" bash -c "cc() { \"\$CC\" \"\$@\"; }; $build_cmd"); then
+  failures=$((failures + 1))
+elif ! LD_LIBRARY_PATH=$libdir run "$tmp/readme-run.log" "$tmp/readme/a.out" "$model" "$input"; then
+  failures=$((failures + 1))
+elif [ "$(grep -c '^first output value ' "$tmp/readme-run.log")" -ne 2 ]; then
+  fail "README example: expected two 'first output value' lines: $(cat "$tmp/readme-run.log")"
+else
+  ok "README.md's example, built with '$build_cmd', runs: $(head -n 1 "$tmp/readme-run.log")"
 fi
 
 if [ "$failures" -ne 0 ]; then

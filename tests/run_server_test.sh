@@ -14,7 +14,10 @@
 #   5. SIGTERM: the server must exit 0 and say it stopped;
 #   6. a second server with one worker, a queue of one and a 1 s delay per run:
 #      a burst of 6 simultaneous requests must give matching 200s and 503s (queue full);
-#      SIGINT while a request runs: that request is still answered, exit 0.
+#      SIGINT while a request runs: that request is still answered, exit 0;
+#   7. tools/server/README.md's request (its first json block, the values elided with
+#      "..." repeated to the shape it gives) against a server with the default options:
+#      200 with the probabilities.
 # DEVICE (default $SERVER_DEVICE, else cpu) is the server's --device: cpu, cuda or
 # cuda:N (CTest gpu_server runs it with cuda through tests/run_gpu.sh, which skips
 # without a GPU). Every check is the same on each device.
@@ -116,6 +119,7 @@ PY
 fi
 
 passed=0 failed=0
+server_batch=(--batch 2) # servers 1 and 2; the README's request goes to a default one
 ok() { echo "ok   $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 
@@ -123,8 +127,8 @@ bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 start_server() {
   local log=$1
   shift
-  ${SERVER_WRAPPER:-} "$server" "$model" --host 127.0.0.1 --port 0 --batch 2 --device "$device" \
-    "$@" >"$log" 2>&1 &
+  ${SERVER_WRAPPER:-} "$server" "$model" --host 127.0.0.1 --port 0 "${server_batch[@]}" \
+    --device "$device" "$@" >"$log" 2>&1 &
   pid=$!
   port=
   for _ in $(seq 1 600); do # 60 s (a wrapper is slow to start)
@@ -264,6 +268,37 @@ if start_server "$log2" --workers 1 --queue 1 --test-delay-ms 1000; then
     ok "the request in flight at SIGINT was answered: $(cat "$tmp/inflight.out")"
   else
     bad "the request in flight at SIGINT: $(cat "$tmp/inflight.out")"
+  fi
+fi
+
+# ---- 7. the README's request against the default server ----------------------------------
+readme=$(cd "$(dirname "$0")/.." && pwd)/tools/server/README.md
+awk '/^```json/ { n++; on = n == 1; next } /^```/ { on = 0 } on' "$readme" >"$tmp/readme_request.json"
+# "data": [v1, v2, ...] -> the listed values repeated to the element count of "shape"
+awk '{ text = text $0 "\n" }
+  END {
+    if (!match(text, /"shape": *\[[0-9, ]+\]/)) exit 1
+    s = substr(text, RSTART, RLENGTH); sub(/^[^[]*\[/, "", s); sub(/\]$/, "", s)
+    n = split(s, d, ","); count = 1
+    for (i = 1; i <= n; i++) count *= d[i]
+    if (!match(text, /"data": *\[[^]]*\.\.\. *\]/)) exit 1
+    head = substr(text, 1, RSTART - 1); tail = substr(text, RSTART + RLENGTH)
+    seg = substr(text, RSTART, RLENGTH); sub(/^[^[]*\[/, "", seg); sub(/, *\.\.\. *\]$/, "", seg)
+    m = split(seg, v, ","); out = ""
+    for (i = 0; i < count; i++) out = out (i ? "," : "") v[i % m + 1]
+    printf "%s\"data\": [%s]%s", head, out, tail
+  }' "$tmp/readme_request.json" >"$tmp/readme_body.json"
+if [ $? -ne 0 ] || [ ! -s "$tmp/readme_body.json" ]; then
+  bad "tools/server/README.md: no request with \"shape\" and \"data\": [..., ...] in its first json block"
+else
+  server_batch=()
+  log3=$tmp/server3.log
+  if start_server "$log3"; then
+    expect 200 '"name":"probabilities"' "README request ($(grep -o '"shape": *\[[0-9, ]*\]' \
+      "$tmp/readme_request.json" | head -1)) to a default server" \
+      --data-binary @"$tmp/readme_body.json" -H 'Content-Type: application/json' \
+      "http://127.0.0.1:$port/v2/models/sample/infer"
+    stop_server TERM "$log3"
   fi
 fi
 

@@ -19,18 +19,7 @@
 
 #include "core/log.h"
 #include "ops/cuda/algo_cache.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      failures++;                                          \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-    }                                                      \
-  } while (0)
+#include "check.h"
 
 /* ---- the log: warnings are counted and the last one kept ------------------------------ */
 

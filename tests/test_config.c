@@ -4,15 +4,7 @@
 #include <string.h>
 
 #include "infer.h"
-
-static int failures;
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      printf("FAIL %s:%d: %s (%s)\n", __FILE__, __LINE__, #cond, infer_last_error()); \
-      failures++;                                                        \
-    }                                                                    \
-  } while (0)
+#include "check.h"
 
 static void log_line(void *user, const char *line) {
   if (strstr(line, "pass to-channels-last")) *(int *)user = 1;

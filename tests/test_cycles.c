@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "infer.h"
+#include "check.h"
 
 #ifndef MODELS_DIR
 #define MODELS_DIR "models"
@@ -22,31 +23,19 @@
 #define FAILURES_DIR "tests/failures"
 #endif
 
-static int failures;
-
-#define EXPECT(call, want)                                                          \
-  do {                                                                              \
-    infer_status s_ = (call);                                                       \
-    if (s_ != (want)) {                                                             \
-      printf("FAIL %s:%d: %s -> %s (%s)\n", __FILE__, __LINE__, #call,             \
-             infer_status_name(s_), infer_last_error());                            \
-      failures++;                                                                   \
-    }                                                                               \
-  } while (0)
-
 static void cycle_sample(const infer_tensor *in, const infer_tensor *want) {
   infer_options *o = NULL;
   infer_engine *e = NULL;
   infer_context *c = NULL;
-  EXPECT(infer_options_create(&o), INFER_OK);
-  EXPECT(infer_options_set_batch(o, 2), INFER_OK);
-  EXPECT(infer_engine_load(MODELS_DIR "/sample.onnx", o, &e), INFER_OK);
-  if (e) EXPECT(infer_context_create(e, &c), INFER_OK);
+  EXPECT_STATUS(infer_options_create(&o), INFER_OK);
+  EXPECT_STATUS(infer_options_set_batch(o, 2), INFER_OK);
+  EXPECT_STATUS(infer_engine_load(MODELS_DIR "/sample.onnx", o, &e), INFER_OK);
+  if (e) EXPECT_STATUS(infer_context_create(e, &c), INFER_OK);
   if (c) {
     infer_tensor out;
-    EXPECT(infer_context_set_input(c, 0, in), INFER_OK);
-    EXPECT(infer_context_run(c), INFER_OK);
-    EXPECT(infer_context_get_output(c, 0, &out), INFER_OK);
+    EXPECT_STATUS(infer_context_set_input(c, 0, in), INFER_OK);
+    EXPECT_STATUS(infer_context_run(c), INFER_OK);
+    EXPECT_STATUS(infer_context_get_output(c, 0, &out), INFER_OK);
     for (int64_t i = 0; i < infer_tensor_count(want); i++) {
       double d = infer_tensor_get(&out, i) - infer_tensor_get(want, i);
       if (d > 1e-5 || d < -1e-5) {
@@ -66,14 +55,14 @@ static void cycle_errors(void) {
   infer_context *c = NULL;
   int64_t idx[2] = {1, 9};
   infer_tensor ti = {.dtype = INFER_DTYPE_INT64, .rank = 1, .dims = {2}, .data = idx};
-  EXPECT(infer_engine_load(FAILURES_DIR "/gather_oob.onnx", NULL, &e), INFER_OK);
-  if (e) EXPECT(infer_context_create(e, &c), INFER_OK);
+  EXPECT_STATUS(infer_engine_load(FAILURES_DIR "/gather_oob.onnx", NULL, &e), INFER_OK);
+  if (e) EXPECT_STATUS(infer_context_create(e, &c), INFER_OK);
   if (c) {
-    EXPECT(infer_context_set_input(c, 0, &ti), INFER_OK);
-    EXPECT(infer_context_run(c), INFER_ERR_RUNTIME);
+    EXPECT_STATUS(infer_context_set_input(c, 0, &ti), INFER_OK);
+    EXPECT_STATUS(infer_context_run(c), INFER_ERR_RUNTIME);
     idx[1] = 4;
-    EXPECT(infer_context_set_input(c, 0, &ti), INFER_OK);
-    EXPECT(infer_context_run(c), INFER_OK);
+    EXPECT_STATUS(infer_context_set_input(c, 0, &ti), INFER_OK);
+    EXPECT_STATUS(infer_context_run(c), INFER_OK);
   }
   infer_context_release(c);
   infer_engine_release(e);
@@ -85,23 +74,23 @@ static void cycle_errors(void) {
   int64_t shape[2] = {2, 3};
   infer_tensor tx = {.dtype = INFER_DTYPE_FLOAT32, .rank = 1, .dims = {6}, .data = x};
   infer_tensor ts = {.dtype = INFER_DTYPE_INT64, .rank = 1, .dims = {2}, .data = shape};
-  EXPECT(infer_engine_load(FAILURES_DIR "/reshape_runtime.onnx", NULL, &e), INFER_OK);
-  if (e) EXPECT(infer_context_create(e, &c), INFER_OK);
+  EXPECT_STATUS(infer_engine_load(FAILURES_DIR "/reshape_runtime.onnx", NULL, &e), INFER_OK);
+  if (e) EXPECT_STATUS(infer_context_create(e, &c), INFER_OK);
   if (c) {
-    EXPECT(infer_context_set_input(c, 0, &tx), INFER_OK);
-    EXPECT(infer_context_set_input(c, 1, &ts), INFER_OK);
-    EXPECT(infer_context_run(c), INFER_OK);
-    EXPECT(infer_context_run(c), INFER_OK);
+    EXPECT_STATUS(infer_context_set_input(c, 0, &tx), INFER_OK);
+    EXPECT_STATUS(infer_context_set_input(c, 1, &ts), INFER_OK);
+    EXPECT_STATUS(infer_context_run(c), INFER_OK);
+    EXPECT_STATUS(infer_context_run(c), INFER_OK);
     shape[0] = 4;
-    EXPECT(infer_context_set_input(c, 1, &ts), INFER_OK);
+    EXPECT_STATUS(infer_context_set_input(c, 1, &ts), INFER_OK);
     if (infer_context_run(c) == INFER_OK) { /* 6 elements as 4x2: the run fails */
       printf("FAIL: Reshape of 6 elements to 4x2 succeeded\n");
       failures++;
     }
     shape[0] = 3;
     shape[1] = 2;
-    EXPECT(infer_context_set_input(c, 1, &ts), INFER_OK);
-    EXPECT(infer_context_run(c), INFER_OK);
+    EXPECT_STATUS(infer_context_set_input(c, 1, &ts), INFER_OK);
+    EXPECT_STATUS(infer_context_run(c), INFER_OK);
   }
   infer_context_release(c);
   infer_engine_release(e);
@@ -110,8 +99,8 @@ static void cycle_errors(void) {
   infer_options *o = NULL;
   int64_t dims[3] = {2, 3, 32};
   e = NULL;
-  EXPECT(infer_options_create(&o), INFER_OK);
-  EXPECT(infer_options_set_input_shape(o, "image", 3, dims), INFER_OK);
+  EXPECT_STATUS(infer_options_create(&o), INFER_OK);
+  EXPECT_STATUS(infer_options_set_input_shape(o, "image", 3, dims), INFER_OK);
   if (infer_engine_load(MODELS_DIR "/sample.onnx", o, &e) == INFER_OK) {
     printf("FAIL: a rank-3 image input was accepted\n");
     failures++;
@@ -124,8 +113,8 @@ int main(int argc, char **argv) {
   int cycles = argc > 1 ? atoi(argv[1]) : 100;
   infer_tensor in = {0}, want = {0};
   char *name = NULL;
-  EXPECT(infer_tensor_read_file(MODELS_DIR "/sample_input.npy", &in, &name), INFER_OK);
-  EXPECT(infer_tensor_read_file(MODELS_DIR "/sample_output.npy", &want, NULL), INFER_OK);
+  EXPECT_STATUS(infer_tensor_read_file(MODELS_DIR "/sample_input.npy", &in, &name), INFER_OK);
+  EXPECT_STATUS(infer_tensor_read_file(MODELS_DIR "/sample_output.npy", &want, NULL), INFER_OK);
   if (failures) return 1;
   for (int i = 0; i < cycles && failures < 10; i++) {
     cycle_sample(&in, &want);

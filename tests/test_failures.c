@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "infer.h"
+#include "check.h"
 
 #ifdef FAIL_HAVE_CUDART
 #include <cuda_runtime.h>
@@ -63,27 +64,6 @@
 #ifndef FAILURES_DIR
 #define FAILURES_DIR "tests/failures"
 #endif
-
-static int failures;
-
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
-             infer_last_error());                                        \
-      failures++;                                                        \
-    }                                                                    \
-  } while (0)
-
-/* A call that must return `want`; prints the status and message otherwise. */
-#define EXPECT_STATUS(call, want) expect_status((call), (want), #call, __LINE__)
-static int expect_status(infer_status got, infer_status want, const char *what, int line) {
-  if (got == want) return 1;
-  printf("FAIL %s:%d: %s -> %s, expected %s (%s)\n", __FILE__, line, what,
-         infer_status_name(got), infer_status_name(want), got ? infer_last_error() : "");
-  failures++;
-  return 0;
-}
 
 /* ---- (e) calls in a forked child ------------------------------------------------
  * PROBE(call, want...) runs `call` (an infer_status expression) in a child process,

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "infer.h"
+#include "check.h"
 
 #ifdef IOB_HAVE_CUDART
 #include <cuda_runtime.h>
@@ -32,36 +33,6 @@
 #ifndef MODELS_DIR
 #define MODELS_DIR "models"
 #endif
-
-static int failures;
-
-#define CHECK(cond)                                                                \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
-      printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond,       \
-             infer_last_error());                                                  \
-      failures++;                                                                  \
-    }                                                                              \
-  } while (0)
-
-/* A call that must return `want` and, when it fails, say `needle` in its message. */
-#define EXPECT(call, want, needle) expect((call), (want), (needle), #call, __LINE__)
-static int expect(infer_status got, infer_status want, const char *needle, const char *what,
-                  int line) {
-  if (got != want) {
-    printf("FAIL %s:%d: %s -> %s, expected %s (%s)\n", __FILE__, line, what,
-           infer_status_name(got), infer_status_name(want), got ? infer_last_error() : "");
-    failures++;
-    return 0;
-  }
-  if (got != INFER_OK && needle && !strstr(infer_last_error(), needle)) {
-    printf("FAIL %s:%d: %s: message \"%s\" does not say \"%s\"\n", __FILE__, line, what,
-           infer_last_error(), needle);
-    failures++;
-    return 0;
-  }
-  return 1;
-}
 
 static size_t nbytes(const infer_tensor *t) {
   return (size_t)infer_tensor_count(t) * infer_dtype_size(t->dtype);
@@ -217,7 +188,8 @@ static void same_dev(const void *d, const void *want, size_t bytes, const char *
 static void same_host(infer_context *c, const void *want, size_t bytes, const char *what,
                       int line) {
   infer_tensor out;
-  if (!expect(infer_context_get_output(c, 0, &out), INFER_OK, NULL, what, line)) return;
+  if (!check_status(infer_context_get_output(c, 0, &out), INFER_OK, NULL, what, __FILE__, line))
+    return;
   if (nbytes(&out) != bytes || memcmp(out.data, want, bytes) != 0) {
     printf("FAIL %s:%d: %s: the host output differs from the expected bytes\n", __FILE__, line,
            what);

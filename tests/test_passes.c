@@ -19,22 +19,11 @@
 #include "engine/passes.h"
 #include "loaders/onnx_loader.h"
 #include "ops/op.h"
+#include "check.h"
 
 #ifndef PASSES_DIR
 #define PASSES_DIR "tests/passes"
 #endif
-
-static int failures;
-
-#define CHECK(cond, ...)                               \
-  do {                                                 \
-    if (!(cond)) {                                     \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);      \
-      printf(__VA_ARGS__);                             \
-      printf("  [%s]\n", #cond);                       \
-      failures++;                                      \
-    }                                                  \
-  } while (0)
 
 /* ---- building graphs by hand ---------------------------------------------------- */
 

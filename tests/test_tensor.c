@@ -4,15 +4,7 @@
 #include <string.h>
 
 #include "core/tensor.h"
-
-static int failures;
-#define CHECK(cond)                                                    \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);           \
-      failures++;                                                      \
-    }                                                                  \
-  } while (0)
+#include "check.h"
 
 int main(void) {
   /* every finite half survives half -> float -> half */

@@ -45,7 +45,8 @@ typedef struct cli_args {
   bool no_transfers; /* --bench with inputs and outputs bound in device memory */
   double peak_tflops, peak_gbs;
   double warmup_ms, duration_s;
-  long long iterations;
+  bool duration_given; /* --duration on the command line (else the default 3 s) */
+  long long iterations; /* --iterations; 0: not given */
   const char *json;
   const char *cache; /* --cache FILE: algorithm choices kept between builds, or NULL */
   int64_t workspace_limit; /* --workspace-limit, in bytes; 0: the library's default */
@@ -57,12 +58,19 @@ typedef struct cli_args {
 /* Parses argv; prints the problem and returns false on bad usage. */
 bool cli_parse(int argc, char **argv, cli_args *a);
 void cli_usage(FILE *f);
+/* After a library message: the flags of this command that do what the API names it
+ * mentions do (the library never names the CLI's flags), one line each on stderr. */
+void cli_hint_flags(const char *message);
 /* Exit code for a library status. */
 int cli_exit_code(infer_status s);
 /* Compares out with ref (same shape), printing the worst errors under `name`;
  * returns true when every element is within atol + rtol * |ref|. */
 bool cli_compare(const char *name, const infer_tensor *out, const infer_tensor *ref,
                  double rtol, double atol, bool quiet);
+
+/* --output DIR: creates DIR and its missing parents; returns an exit code (the message
+ * printed). */
+int cli_make_output_dir(const char *dir);
 
 /* Gives the options the --config entries and the settings the environment names
  * (INFER_CHANNELS_LAST, INFER_CONV_IMPL, INFER_POISON, INFER_CUDNN_RTC, INFER_SYNC:

@@ -19,7 +19,7 @@ void cli_usage(FILE *f) {
           "  --batch N                 value of every unbound first (batch) dim\n"
           "  --reference [NAME=]FILE   expected output; by name or in order\n"
           "  --rtol R --atol A         tolerance |out-ref| <= atol + rtol*|ref| (1e-3, 1e-7)\n"
-          "  --output DIR              write each output as DIR/NAME.npy\n"
+          "  --output DIR              write each output as DIR/NAME.npy (DIR is created)\n"
           "  --seed N                  seed of the random inputs used when none are given\n"
           "  --image FILE              a JPEG or PNG as the (single) input; several make a batch;\n"
           "                            preprocessed as torchvision's ImageNet preset by default\n"
@@ -34,7 +34,8 @@ void cli_usage(FILE *f) {
           "  --quiet | --verbose\n"
           "  --bench                   time runs and print a report (random inputs rotated\n"
           "                            among several buffers); with --warmup MS (200),\n"
-          "                            --duration S (3), --iterations N (at least), --json FILE\n"
+          "                            --duration S (3), --iterations N (exactly N runs;\n"
+          "                            with --duration too, at least N), --json FILE\n"
           "  --no-cuda-graph           run the steps one by one instead of replaying a CUDA graph\n"
           "  --no-transfers            with --bench on cuda: inputs and outputs stay in device\n"
           "                            memory (bound once), so runs time no host transfers\n"
@@ -52,6 +53,17 @@ void cli_usage(FILE *f) {
           "            3 unsupported op/attribute/dtype, 4 device or runtime failure\n");
 }
 
+void cli_hint_flags(const char *message) {
+  static const struct {
+    const char *api, *flag;
+  } names[] = {{"infer_options_set_batch", "--batch N"},
+               {"infer_options_set_input_shape", "--shape NAME=AxBxC"},
+               {"INFER_DEVICE_CPU", "--device cpu"}};
+  for (size_t i = 0; message && i < sizeof names / sizeof names[0]; i++)
+    if (strstr(message, names[i].api))
+      fprintf(stderr, "infer: (%s is %s here)\n", names[i].api, names[i].flag);
+}
+
 int cli_exit_code(infer_status s) {
   switch (s) {
     case INFER_OK: return EXIT_OK;
@@ -62,6 +74,58 @@ int cli_exit_code(infer_status s) {
     case INFER_ERR_IO: return EXIT_USAGE;
     default: return EXIT_DEVICE;
   }
+}
+
+/* Every option, for "did you mean" (keep in step with cli_parse, cli_image_option and
+ * cli_usage; the test cli_did_you_mean_every_option checks it against --help). */
+static const char *const options[] = {
+    "--help", "--quiet", "--verbose", "--bench", "--no-cuda-graph", "--no-transfers",
+    "--diagnose", "--profile", "--device", "--precision", "--input", "--reference", "--shape",
+    "--batch", "--rtol", "--atol", "--warmup", "--duration", "--iterations", "--peak-tflops",
+    "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed", "--config",
+    /* tools/cli_image.c */
+    "--image", "--preprocess", "--resize", "--crop", "--mean", "--std", "--labels", "--top",
+    "--save-input"};
+
+/* Edit distance (insertions, deletions, substitutions, adjacent swaps) of two short
+ * strings; long ones count as far apart. */
+static int distance(const char *a, const char *b) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la > 40 || lb > 40) return 99;
+  int d[41][41];
+  for (int i = 0; i <= la; i++) d[i][0] = i;
+  for (int j = 0; j <= lb; j++) d[0][j] = j;
+  for (int i = 1; i <= la; i++)
+    for (int j = 1; j <= lb; j++) {
+      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      bool swap = i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1];
+      if (swap && d[i - 2][j - 2] + 1 < best) best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[la][lb];
+}
+
+/* The option an unknown one was most likely meant to be: the only one it is a prefix
+ * of, else the nearest within a third of its length; NULL when none is close. */
+static const char *did_you_mean(const char *o) {
+  const char *prefix_of = NULL, *best = NULL;
+  int n_prefix = 0, best_d = 99;
+  size_t len = strlen(o);
+  for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+    if (len > 2 && strncmp(options[i], o, len) == 0) {
+      prefix_of = options[i];
+      n_prefix++;
+    }
+    int d = distance(o, options[i]);
+    if (d < best_d) {
+      best_d = d;
+      best = options[i];
+    }
+  }
+  if (n_prefix == 1) return prefix_of;
+  return best_d <= (int)(len / 3 > 1 ? len / 3 : 1) ? best : NULL;
 }
 
 static bool bad(const char *fmt, const char *arg) {
@@ -89,6 +153,13 @@ static bool parse_double(const char *s, double *out) {
   char *end;
   *out = strtod(s, &end);
   return end != s && *end == 0 && *out >= 0;
+}
+
+static bool unknown_option(const char *o) {
+  const char *near = did_you_mean(o);
+  if (!near) return bad("unknown option '%s'", o);
+  fprintf(stderr, "infer: unknown option '%s'; did you mean '%s'?\n", o, near);
+  return false;
 }
 
 bool cli_parse(int argc, char **argv, cli_args *a) {
@@ -128,6 +199,7 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->model = o;
       takes = false;
     } else if (!v) {
+      if (!did_you_mean(o) || strcmp(did_you_mean(o), o) != 0) return unknown_option(o);
       return bad("option %s needs a value", o);
     } else if (strcmp(o, "--device") == 0) {
       if (strcmp(v, "cpu") == 0) a->device = INFER_DEVICE_CPU;
@@ -168,6 +240,7 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       if (!parse_double(v, &a->warmup_ms)) return bad("bad --warmup '%s'", v);
     } else if (strcmp(o, "--duration") == 0) {
       if (!parse_double(v, &a->duration_s)) return bad("bad --duration '%s'", v);
+      a->duration_given = true;
     } else if (strcmp(o, "--iterations") == 0) {
       char *end;
       a->iterations = strtoll(v, &end, 10);
@@ -196,7 +269,7 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->seed = strtoull(v, &end, 10);
       if (end == v || *end) return bad("bad --seed '%s'", v);
     } else {
-      return bad("unknown option '%s' (see --help)", o);
+      return unknown_option(o);
     }
     if (takes) i++;
   }

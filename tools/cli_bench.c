@@ -133,7 +133,13 @@ int cli_bench(const cli_args *a, infer_engine *e, infer_context *c) {
   double t_begin = now_ms();
   for (long it = 0; rc == EXIT_OK && s == INFER_OK && n < cap; it++) {
     double elapsed = now_ms() - t_begin;
-    if (elapsed >= a->duration_s * 1e3 && it >= a->iterations && it >= 10) break;
+    /* --iterations alone: exactly that many runs; otherwise --duration, with at least
+     * --iterations runs, or at least 10 (for the percentiles) when it is not given */
+    if (a->iterations && !a->duration_given) {
+      if (it >= a->iterations) break;
+    } else if (elapsed >= a->duration_s * 1e3 && it >= (a->iterations ? a->iterations : 10)) {
+      break;
+    }
     double t0 = now_ms();
     for (int i = 0; i < set_in && s == INFER_OK; i++) s = infer_context_set_input(c, i, &sets[it % INPUT_SETS][i]);
     if (s == INFER_OK) s = infer_context_run(c);
@@ -186,12 +192,23 @@ int cli_bench(const cli_args *a, infer_engine *e, infer_context *c) {
     printf("device (ms, events): compute median %.4f mean %.4f; %s median %.4f; %s median %.4f\n",
            gpu_med, gpu_mean, a->no_transfers ? "inputs in (D2D)" : "H2D", h2d_med,
            a->no_transfers ? "outputs out (D2D)" : "D2H", d2h_med);
-    if (a->no_transfers)
-      printf("runs: %ld in %.3f s of host walltime; inputs (random set 0) bound once in device "
-             "memory\n", n, total_ms / 1e3);
+    /* how many runs, and why that many */
+    char why[128];
+    if (n >= cap)
+      snprintf(why, sizeof why, "stopped at the limit of %ld runs", cap);
+    else if (a->iterations && !a->duration_given)
+      snprintf(why, sizeof why, "as --iterations asked");
     else
-      printf("runs: %ld in %.3f s of host walltime; %d rotating input sets\n", n, total_ms / 1e3,
-             INPUT_SETS);
+      snprintf(why, sizeof why, "%s %g s, and at least %lld runs%s",
+               a->duration_given ? "--duration" : "the default --duration of", a->duration_s,
+               a->iterations ? a->iterations : 10,
+               a->iterations ? " as --iterations asked" : " for the percentiles");
+    if (a->no_transfers)
+      printf("runs: %ld in %.3f s of host walltime (%s); inputs (random set 0) bound once in "
+             "device memory\n", n, total_ms / 1e3, why);
+    else
+      printf("runs: %ld in %.3f s of host walltime (%s); %d rotating input sets\n", n,
+             total_ms / 1e3, why, INPUT_SETS);
     printf("memory: weights %.1f MiB, arena %.1f MiB (naive %.1f MiB), workspace %.1f MiB\n",
            mem.weights / 1048576.0, mem.arena / 1048576.0, mem.naive / 1048576.0,
            mem.workspace / 1048576.0);

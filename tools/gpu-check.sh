@@ -9,10 +9,10 @@
 #       instead of the tests: build infer and model_check only, export the torchvision
 #       zoo (ZOO_MODELS, default all 17; ZOO_EXPORTER torchscript (default), dynamo or
 #       both) and write tools/model-table.sh's table (cpu, cuda fp32, cuda fp16) to
-#       $OUT/model_table.md and the summary (zoo in ZOO_DIR, default /tmp/zoo, as the
-#       model tests read it). Per-model export and run times go to the
-#       summary too. Cells not started by ZOO_TABLE_LIMIT s (default 540) after the
-#       start read "not run (time)"; the export stops ZOO_TABLE_RESERVE s (150) before.
+#       $OUT/model_table.md and the summary (zoo in ZOO_DIR, default /tmp/zoo).
+#       Per-model export and run times go to the summary too. Cells not started by
+#       ZOO_TABLE_LIMIT s (default 540) after the start read "not run (time)"; the export
+#       stops ZOO_TABLE_RESERVE s (150) before.
 #       ZOO_TABLE_COLUMNS="fp32 fp16" leaves the CPU column out (about 40 s).
 #   ZOO_PROFILE=1
 #       instead of the full suite: the gpu-labelled tests (CTEST_REGEX narrows them), then
@@ -20,7 +20,9 @@
 #       (ZOO_MODELS; batches as the speed issue's table) infer's fp16 throughput with
 #       device-resident inputs (--bench --no-transfers) and the costliest steps of
 #       --profile: where the time goes, before a peer benchmark.
-#   Other knobs: CTEST_REGEX (only the tests it matches), CTEST_LIMIT (s), QUICK=1,
+#   Other knobs: ZOO_MODELS (without ZOO_TABLE: the models the model tests export and
+#   check, default resnet50,mobilenet_v2,efficientnet_b0,vit_b_16),
+#   CTEST_REGEX (only the tests it matches), CTEST_LIMIT (s), QUICK=1,
 #   SKIP_TORCH=1, SKIP_BENCH=1, SKIP_TESTS=1 (build, then the benchmark only),
 #   BENCH_MODELS="name:batch,...", BENCH_COMPILE=1 (torch.compile in the peer benchmark),
 #   BENCH_DEADLINE=S.
@@ -78,7 +80,8 @@ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFER_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DINFER_ONNX_TESTS_DIR=$data \
   -DPROTOC_C=$pc/usr/bin/protoc-c -DPROTOBUF_C_INCLUDE_DIR=$pc/usr/include \
   -DPROTOBUF_C_LIBRARY=$pc/usr/lib/x86_64-linux-gnu/libprotobuf-c.so \
-  -DINFER_MODELS_DIR=/tmp/zoo "${server_args[@]}" >"$out/configure.log" 2>&1 &&
+  "-DINFER_ZOO_MODELS=$(echo "${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}" | tr , ';')" \
+  "${server_args[@]}" >"$out/configure.log" 2>&1 &&
   if [ "${ZOO_TABLE:-0}" = 1 ]; then
     cmake --build $build -j 16 --target infer model_check >"$out/build.log" 2>&1
   else
@@ -194,15 +197,8 @@ fi
 if [ "${SKIP_TESTS:-0}" = 1 ]; then
   note "tests: skipped (SKIP_TESTS=1)"
 else
-# ---- torchvision models for the model tests (model_* and gpu_model_* rows) ---------------
-if [ "${QUICK:-0}" != 1 ] && [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
-  t0=$(date +%s)
-  python3 models/export_zoo.py /tmp/zoo --models "${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}" \
-    >"$out/zoo_export.log" 2>&1
-  rc=$?
-  note "zoo export (${ZOO_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16}): rc=$rc in $(( $(date +%s) - t0 )) s"
-  [ $rc -ne 0 ] && while read -r l; do note "  $l"; done < <(grep -v '^\s*$' "$out/zoo_export.log" | tail -4 | cut -c1-300)
-fi
+# The model tests (model_* and gpu_model_* rows) export their models themselves (the
+# CTest fixture model_zoo_export: INFER_ZOO_MODELS, from ZOO_MODELS, into $build/models-zoo).
 
 # ---- QUICK=1: only GPU conformance (fp32, fp16) and the benchmarks ------------------------
 if [ "${QUICK:-0}" = 1 ]; then

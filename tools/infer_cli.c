@@ -9,6 +9,7 @@
 
 static int fail(infer_status s, const char *what) {
   fprintf(stderr, "infer: %s: %s\n", what, infer_last_error());
+  cli_hint_flags(infer_last_error());
   return cli_exit_code(s);
 }
 
@@ -39,6 +40,16 @@ static void print_tensor(const char *name, const infer_tensor *t) {
   printf("\n");
 }
 
+/* "2x3x32x32" ("scalar" for rank 0) into buf. */
+static const char *shape_text(const infer_tensor *t, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = 0;
+  if (t->rank == 0) snprintf(buf, cap, "scalar");
+  for (int k = 0; k < t->rank && len < cap; k++)
+    len += (size_t)snprintf(buf + len, cap - len, k ? "x%lld" : "%lld", (long long)t->dims[k]);
+  return buf;
+}
+
 /* Output names may hold '/' or other characters unfit for a file name. */
 static void safe_file_name(const char *name, char *buf, size_t cap) {
   size_t j = 0;
@@ -55,7 +66,8 @@ static void safe_file_name(const char *name, char *buf, size_t cap) {
 int main(int argc, char **argv) {
   cli_args a;
   if (!cli_parse(argc, argv, &a)) {
-    cli_usage(stderr);
+    /* the problem was printed on one line; the whole usage only with --help */
+    fprintf(stderr, "usage: infer MODEL.onnx [options]; 'infer --help' lists them\n");
     return EXIT_USAGE;
   }
   if (a.diagnose) {
@@ -67,6 +79,16 @@ int main(int argc, char **argv) {
     free(text);
     return problems ? EXIT_DEVICE : EXIT_OK;
   }
+  /* CUDA-only settings on the CPU: said, not silently dropped (the run goes on) */
+  if (a.device == INFER_DEVICE_CPU && a.precision != INFER_PRECISION_FP32)
+    fprintf(stderr, "infer: warning: --precision %s does not apply to --device cpu (the CPU "
+                    "computes in fp32); ignored\n",
+            a.precision == INFER_PRECISION_FP16 ? "fp16" : "tf32");
+  if (a.device == INFER_DEVICE_CPU && a.cache)
+    fprintf(stderr, "infer: warning: --cache does not apply to --device cpu (it keeps CUDA "
+                    "algorithm choices); ignored\n");
+  /* before the model runs: a directory that cannot be made fails now, not after it */
+  if (a.output_dir && cli_make_output_dir(a.output_dir) != EXIT_OK) return EXIT_USAGE;
   int rc = EXIT_OK;
   infer_options *opts = NULL;
   infer_engine *e = NULL;
@@ -206,7 +228,10 @@ int main(int argc, char **argv) {
     bool same_shape = got.rank == ref.rank;
     for (int d = 0; same_shape && d < got.rank; d++) same_shape = got.dims[d] == ref.dims[d];
     if (!same_shape || infer_tensor_count(&got) != infer_tensor_count(&ref)) {
-      fprintf(stderr, "output '%s': shape differs from the reference %s\n", name, a.refs[i].path);
+      char got_shape[160], ref_shape[160];
+      fprintf(stderr, "output '%s': shape %s differs from the reference's %s (%s)\n", name,
+              shape_text(&got, got_shape, sizeof got_shape),
+              shape_text(&ref, ref_shape, sizeof ref_shape), a.refs[i].path);
       mismatch = true;
     } else if (!cli_compare(name, &got, &ref, a.rtol, a.atol, a.quiet)) {
       mismatch = true;

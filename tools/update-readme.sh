@@ -7,10 +7,12 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 table=$("$build/infer_ops_table")
 example=$(printf '```c\n%s\n```' "$(cat tools/example_threads.c)")
-new=$(awk -v table="$table" -v example="$example" '
-  /<!-- ops-table:begin -->/ { print; print table; skip = 1; next }
+# The texts reach awk through the environment: `awk -v` would expand the escapes in
+# them (the example's "\n" became a line break, in the README and in --check alike).
+new=$(table="$table" example="$example" awk '
+  /<!-- ops-table:begin -->/ { print; print ENVIRON["table"]; skip = 1; next }
   /<!-- ops-table:end -->/ { skip = 0 }
-  /<!-- example:begin -->/ { print; print example; skip = 1; next }
+  /<!-- example:begin -->/ { print; print ENVIRON["example"]; skip = 1; next }
   /<!-- example:end -->/ { skip = 0 }
   !skip { print }' README.md)
 if [ "${2:-}" = "--check" ]; then

@@ -5,26 +5,11 @@
 
 #include "cuda_backend.h"
 #include "../../core/cuda_check.h"
+#include "cuda_archs.h"
 
-#ifndef INFER_CUDA_ARCHS
+#ifndef INFER_CUDA_ARCHS /* the build's CMAKE_CUDA_ARCHITECTURES, ',' between entries */
 #define INFER_CUDA_ARCHS ""
 #endif
-
-/* Whether the build's architecture list (e.g. "90" or "80;90") has code that runs on
- * compute capability major.minor: the same SM, or PTX it can compile (any arch with
- * a lower or equal number, since CMake embeds PTX for the last one). */
-static bool build_runs_on(int major, int minor, char *archs, size_t cap) {
-  snprintf(archs, cap, "%s", INFER_CUDA_ARCHS);
-  int cc = major * 10 + minor;
-  bool ok = false;
-  for (const char *p = INFER_CUDA_ARCHS; *p;) {
-    int a = 0;
-    while (*p >= '0' && *p <= '9') a = a * 10 + (*p++ - '0');
-    while (*p && (*p < '0' || *p > '9')) p++;
-    if (a == cc || (a > 0 && a <= cc && a / 10 == major)) ok = true;
-  }
-  return ok;
-}
 
 /* 4096^3 fp16 products with fp32 accumulation on random-ish data (never zeros). */
 static void matrix_test(report *r, int device) {
@@ -73,9 +58,10 @@ void cuda_diagnose(report *r) {
   int driver = 0, runtime = 0, count = 0;
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
-  report_add(r, "CUDA backend: built for sm %s; runtime %d.%d, driver supports %d.%d\n",
-             INFER_CUDA_ARCHS[0] ? INFER_CUDA_ARCHS : "(unknown)", runtime / 1000,
-             (runtime % 1000) / 10, driver / 1000, (driver % 1000) / 10);
+  char archs[160];
+  cuda_archs_describe(INFER_CUDA_ARCHS, archs, sizeof archs);
+  report_add(r, "CUDA backend: built for %s; runtime %d.%d, driver supports %d.%d\n", archs,
+             runtime / 1000, (runtime % 1000) / 10, driver / 1000, (driver % 1000) / 10);
   if (driver == 0)
     report_add(r, "  PROBLEM: no NVIDIA driver found: install the driver (nvidia-smi must work)\n");
   else if (driver < runtime)
@@ -97,22 +83,28 @@ void cuda_diagnose(report *r) {
   if (err != cudaSuccess || count == 0) {
     report_add(r, "GPUs: none visible (%s)\n  PROBLEM: no usable GPU: check nvidia-smi, "
                   "CUDA_VISIBLE_DEVICES and that the driver matches the kernel module\n",
-               err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+               driver == 0 ? "no NVIDIA driver"
+               : err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
     cudaGetLastError();
     return;
   }
   for (int i = 0; i < count; i++) {
     struct cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
-    char archs[64];
-    bool runs = build_runs_on(p.major, p.minor, archs, sizeof archs);
+    int used = 0;
+    cuda_arch_fit fit = cuda_archs_fit(INFER_CUDA_ARCHS, p.major, p.minor, &used);
     report_add(r, "GPU %d: %s, compute capability %d.%d, %.1f GiB, %d SMs, %.0f MiB L2\n", i,
                p.name, p.major, p.minor, p.totalGlobalMem / 1073741824.0, p.multiProcessorCount,
                p.l2CacheSize / 1048576.0);
-    if (!runs)
+    if (fit == CUDA_ARCH_NONE)
       report_add(r, "  PROBLEM: this build has no code for sm_%d%d (built for %s): rebuild with "
-                    "-DCMAKE_CUDA_ARCHITECTURES=%d%d\n",
+                    "-DCMAKE_CUDA_ARCHITECTURES=%d%d (or native)\n",
                  p.major, p.minor, archs, p.major, p.minor);
+    else if (fit == CUDA_ARCH_PTX_JIT)
+      report_add(r, "  WARNING: no sm_%d%d code in this build: the driver JIT-compiles its "
+                    "compute_%d PTX at load (slower start, code not tuned for this GPU): "
+                    "rebuild with -DCMAKE_CUDA_ARCHITECTURES=%d%d (or native)\n",
+                 p.major, p.minor, used, p.major, p.minor);
     matrix_test(r, i);
   }
 }

@@ -261,9 +261,23 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   const graph *g = e->g;
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0)
+  if (err != cudaSuccess || count == 0) {
+    /* the runtime's own words for a missing driver ("CUDA driver version is
+     * insufficient for CUDA runtime version") mislead: say what is missing */
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    cudaGetLastError();
+    if (driver == 0)
+      return infer_fail(INFER_ERR_DEVICE, "no NVIDIA driver is loaded on this machine, so "
+                        "there is no CUDA device (nvidia-smi must work first)");
+    if (driver < runtime)
+      return infer_fail(INFER_ERR_DEVICE, "the NVIDIA driver supports CUDA %d.%d, older than "
+                        "this build's CUDA runtime %d.%d: update the driver", driver / 1000,
+                        (driver % 1000) / 10, runtime / 1000, (runtime % 1000) / 10);
     return infer_fail(INFER_ERR_DEVICE, "no CUDA device is visible (%s)",
                       err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+  }
   if (e->opts.device_index >= count)
     return infer_fail(INFER_ERR_DEVICE, "CUDA device %d asked for, but only %d visible",
                       e->opts.device_index, count);
