@@ -8,6 +8,7 @@ extern const conv_alt conv_alt_cudnn_graph; /* conv_cudnn_graph.c */
 extern const conv_alt conv_alt_depthwise; /* conv_depthwise.c */
 extern const conv_alt conv_alt_pointwise; /* conv_pointwise.c */
 extern const conv_alt conv_alt_depthwise3x3; /* conv_depthwise.c */
+extern const conv_alt conv_alt_depthwise_tiled; /* conv_depthwise_tiled.c */
 
 const conv_alt *const conv_alts[] = {
     &conv_alt_gemm_1x1,
@@ -15,4 +16,5 @@ const conv_alt *const conv_alts[] = {
     &conv_alt_depthwise,
     &conv_alt_pointwise,
     &conv_alt_depthwise3x3,
+    &conv_alt_depthwise_tiled,
     NULL};
