@@ -146,7 +146,7 @@ extern "C" cudaError_t k_dwt(const k_dw_geom *g, const k_dwt_plan *p, const void
   a.alpha = alpha;
   a.beta = beta;
   a.x_max = x_max;
-  dim3 grid(p->blocks, (unsigned)p->chunks);
-  fn<<<grid, (unsigned)p->threads, p->smem, s>>>(a);
-  return cudaGetLastError();
+  void *args[] = {&a};
+  return cudaLaunchKernel((const void *)fn, dim3(p->blocks, (unsigned)p->chunks),
+                          dim3((unsigned)p->threads), args, p->smem, s);
 }
