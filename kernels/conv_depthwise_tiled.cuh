@@ -5,6 +5,7 @@
 #pragma once
 
 #include <math.h>
+#include <string.h>
 
 #include "conv_act.cuh"
 #include "k_common.cuh"
@@ -36,6 +37,14 @@ template <> struct dwt_raw<4> { typedef uint2 t; };
 template <> struct dwt_raw<2> { typedef unsigned int t; };
 template <> struct dwt_raw<1> { typedef unsigned short t; };
 
+// The bits of f as a To (memcpy: well defined, and a register move on the GPU).
+template <class To, class From> __device__ __forceinline__ To dwt_bits(const From &f) {
+  static_assert(sizeof(To) == sizeof(From), "dwt_bits: sizes differ");
+  To t;
+  memcpy((void *)&t, (const void *)&f, sizeof t);
+  return t;
+}
+
 template <int V> __device__ __forceinline__ typename dwt_raw<V>::t dwt_raw_zero() {
   if constexpr (V == 4)
     return make_uint2(0u, 0u);
@@ -45,14 +54,14 @@ template <int V> __device__ __forceinline__ typename dwt_raw<V>::t dwt_raw_zero(
 
 template <int V> __device__ __forceinline__ void dwt_unpack(typename dwt_raw<V>::t u, float *f) {
   if constexpr (V == 4) {
-    const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&u.x));
-    const float2 b = __half22float2(*reinterpret_cast<const __half2 *>(&u.y));
+    const float2 a = __half22float2(dwt_bits<__half2>(u.x));
+    const float2 b = __half22float2(dwt_bits<__half2>(u.y));
     f[0] = a.x;
     f[1] = a.y;
     f[2] = b.x;
     f[3] = b.y;
   } else if constexpr (V == 2) {
-    const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&u));
+    const float2 a = __half22float2(dwt_bits<__half2>(u));
     f[0] = a.x;
     f[1] = a.y;
   } else {
@@ -63,11 +72,10 @@ template <int V> __device__ __forceinline__ void dwt_unpack(typename dwt_raw<V>:
 template <int V> __device__ __forceinline__ typename dwt_raw<V>::t dwt_pack(const float *f) {
   if constexpr (V == 4) {
     const __half2 a = __floats2half2_rn(f[0], f[1]), b = __floats2half2_rn(f[2], f[3]);
-    return make_uint2(*reinterpret_cast<const unsigned int *>(&a),
-                      *reinterpret_cast<const unsigned int *>(&b));
+    return make_uint2(dwt_bits<unsigned int>(a), dwt_bits<unsigned int>(b));
   } else if constexpr (V == 2) {
     const __half2 a = __floats2half2_rn(f[0], f[1]);
-    return *reinterpret_cast<const unsigned int *>(&a);
+    return dwt_bits<unsigned int>(a);
   } else {
     return __half_as_ushort(__float2half_rn(f[0]));
   }
