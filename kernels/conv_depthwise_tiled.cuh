@@ -138,8 +138,8 @@ template <int V> __device__ __forceinline__ void dwt_act(int act, float al, floa
 // iw0 and this thread's channel c0 (a position left of the row when iw0 < 0: only
 // columns inside are read); column j is at xb + j * c. EDGE: only columns j in
 // [jlo, jhi) lie inside the image, the others are the zero padding; without EDGE all
-// NCOL do. wrow: this thread's weight of tap (r, 0), tap s at wrow[s * cb]. GEN: S = 7
-// is only the bound and s_rt the window's width.
+// NCOL do. wrow: this thread's weight of tap (r, 0), tap s at wrow[s * cb]. GEN: S is
+// only a bound (6, or 7 with V = 1) and s_rt the window's width.
 template <int V, int S, int SW, bool GEN, bool CLAMP, bool EDGE>
 __device__ __forceinline__ void dwt_row(const __half *xb, int c, int jlo, int jhi,
                                         const float *wrow, int cb, int s_rt, float x_max,
@@ -223,7 +223,8 @@ __device__ __forceinline__ void dwt_strip(const dwt_args &a, const float *wt, in
 #pragma unroll
   for (int p = 0; p < P; p++) {
     zr[p] = dwt_raw_zero<V>();
-    if (a.z && ow0 + p < a.ow) zr[p] = *reinterpret_cast<const raw *>(a.z + yo + (int64_t)p * a.c);
+    if (a.z && ow0 + p < a.ow)
+      zr[p] = *reinterpret_cast<const raw *>(a.z + yo + (int64_t)p * a.c);
   }
 #pragma unroll
   for (int p = 0; p < P; p++) {
@@ -277,7 +278,8 @@ __global__ void __launch_bounds__(DWT_THREADS, GEN ? 1 : 2) dwt_kernel(const dwt
 }
 
 // The variants of one V, in the order dwt_variant (conv_depthwise_tiled.cu) numbers
-// them: S = 3, 5, 7, any S up to 7 (GEN), for horizontal stride 1, then 2.
+// them: S = 3, 5, 7, then the other widths up to 6 (GEN: 1, 2, 4, 6) as a run-time
+// size, for horizontal stride 1, then 2.
 #define DWT_VARIANTS(V_)                                                                   \
   dwt_kernel<V_, 3, 1, false>, dwt_kernel<V_, 5, 1, false>, dwt_kernel<V_, 7, 1, false>,     \
       dwt_kernel<V_, 6, 1, true>, dwt_kernel<V_, 3, 2, false>, dwt_kernel<V_, 5, 2, false>, \

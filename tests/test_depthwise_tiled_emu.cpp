@@ -53,13 +53,23 @@ alignas(16) float4 dwt_smem[16384];
 #include "conv_depthwise_tiled_v4.cu"
 #include "conv_depthwise_tiled_v21.cu"
 
+// The occupancy query answers g_bps blocks per SM (varied by the cases).
 static int g_bps = 2;
 static long g_launches = 0;
-template <class T> cudaError_t emu_occ(int *b, T, int, size_t) { *b = g_bps; return cudaSuccess; }
-cudaError_t emu_launch(const void *f, dim3 grid, dim3 block, void **args, size_t smem, cudaStream_t) {
+template <class T> cudaError_t emu_occ(int *b, T, int, size_t) {
+  *b = g_bps;
+  return cudaSuccess;
+}
+
+// cudaLaunchKernel: the grid's blocks one after the other, each block's threads at once;
+// shared memory poisoned with NaN first. Launch shapes the GPU refuses are refused.
+cudaError_t emu_launch(const void *f, dim3 grid, dim3 block, void **args, size_t smem,
+                       cudaStream_t) {
   dwt_fn fn = (dwt_fn)f;
   const dwt_args a = *(const dwt_args *)args[0];
-  if (smem > sizeof dwt_smem || block.y != 1 || grid.x < 1 || grid.y < 1) return cudaErrorInvalidConfiguration;
+  if (smem > 48 * 1024 || smem > sizeof dwt_smem || block.x < 1 || block.x > 1024 ||
+      block.y != 1 || block.z != 1 || grid.x < 1 || grid.y < 1 || grid.y > 65535)
+    return cudaErrorInvalidConfiguration;
   gridDim = {grid.x, grid.y, 1};
   blockDim = {block.x, 1, 1};
   g_launches++;
