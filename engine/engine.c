@@ -24,6 +24,7 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
     infer_status (*run)(graph *, int *);
   } passes[] = {{"remove-identity", pass_remove_identity},
                 {"fold-conv-bn", pass_fold_conv_bn},
+                {"bn-to-affine", pass_bn_to_affine},
                 {"cancel-transposes", pass_cancel_transposes},
                 {"fuse-chains", pass_fuse_chains},
                 {"fuse-attention", pass_fuse_attention},
@@ -58,6 +59,11 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
     log_info(&o->log, "pass fuse-matmul-epilogue (channels-last): nodes %d -> %d (%d removed)",
              before, graph_live_nodes(g), removed);
   }
+  /* last: what the other passes left of elementwise chains, on its final layout */
+  int before_ew = graph_live_nodes(g), fused = 0;
+  TRY(pass_fuse_elementwise(g, &fused));
+  log_info(&o->log, "pass fuse-elementwise: nodes %d -> %d (%d removed)", before_ew,
+           graph_live_nodes(g), fused);
   return INFER_OK;
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../ops/conv_util.h"
+#include "../ops/elementwise_chain.h"
 #include "../ops/op.h"
 #include "passes.h"
 
@@ -30,6 +31,7 @@ typedef struct cl_state {
   int *cl_copy;   /* per NCHW value: its channels-last copy, or -1 */
   int *nchw_copy; /* per channels-last value: its NCHW copy, or -1 */
   double *key;    /* per node: position for the final reordering */
+  int *readers;   /* per value at the start (the pattern checks need them) */
   int cap_values, cap_nodes;
   int added;
 } cl_state;
@@ -287,12 +289,146 @@ static infer_status layout_noop(cl_state *s, int i, bool *done) {
   return INFER_OK;
 }
 
+/* NCHW axis a (possibly negative) as the NHWC axis holding the same dim. */
+static int64_t cl_axis(int64_t a) {
+  static const int64_t to_nhwc[4] = {0, 3, 1, 2};
+  if (a < 0) a += 4;
+  return a >= 0 && a < 4 ? to_nhwc[a] : -1;
+}
+
+/* A new int64 constant of n values (the vector form of a shape or an axis list). */
+static int int_constant(cl_state *s, int base, const char *suffix, const int64_t *v, int64_t n) {
+  int c = pass_add_constant(s->g, base, suffix, INFER_DTYPE_INT64, 1, &n);
+  if (c < 0 || !grow_state(s)) return -1;
+  memcpy(s->g->values[c].t.data, v, sizeof(int64_t) * (size_t)n);
+  return c;
+}
+
+/* Slice of a channels-last value with constant starts/ends/axes/steps (opset 10+): the
+ * same slice with the axes renamed to their NHWC places. */
+static infer_status slice_cl(cl_state *s, int i, bool *done) {
+  graph *g = s->g;
+  const node *n = &g->nodes[i];
+  *done = false;
+  if (n->opset < 10 || n->n_inputs < 3) return INFER_OK;
+  for (int k = 1; k < n->n_inputs; k++)
+    if (n->inputs[k] >= 0 && g->values[n->inputs[k]].kind != VALUE_CONSTANT) return INFER_OK;
+  int64_t count = dims_count(g->values[n->inputs[1]].t.rank, g->values[n->inputs[1]].t.dims);
+  if (count < 1 || count > 4) return INFER_OK;
+  int64_t axes[4];
+  bool has_axes = n->n_inputs > 3 && n->inputs[3] >= 0;
+  for (int64_t k = 0; k < count; k++) {
+    int64_t a = has_axes ? tensor_get_i64(&g->values[n->inputs[3]].t, k) : k;
+    if ((axes[k] = cl_axis(a)) < 0) return INFER_OK;
+  }
+  int c = int_constant(s, n->inputs[1], "_nhwc_axes", axes, count);
+  OOM_IF(c < 0);
+  node *m = &g->nodes[i];
+  if (m->n_inputs > 3) {
+    m->inputs[3] = c;
+  } else { /* no axes input yet: give it one (steps stay absent) */
+    int *grown = realloc(m->inputs, sizeof(int) * 4);
+    OOM_IF(!grown);
+    m->inputs = grown;
+    m->inputs[3] = c;
+    m->n_inputs = 4;
+  }
+  output_cl(s, i);
+  *done = true;
+  return INFER_OK;
+}
+
+/* Split of a channels-last value: the same split on the NHWC axis; every output is
+ * channels-last (none may be a graph output). */
+static infer_status split_cl(cl_state *s, int i, bool *done) {
+  graph *g = s->g;
+  node *n = &g->nodes[i];
+  *done = false;
+  for (int k = 0; k < n->n_outputs; k++)
+    if (n->outputs[k] < 0 || !is_4d_float(g, n->outputs[k]) || pass_is_graph_output(g, n->outputs[k]))
+      return INFER_OK;
+  int64_t axis = 0;
+  if (attr_get_int(n, "axis", 0, &axis) != INFER_OK || cl_axis(axis) < 0) return INFER_OK;
+  TRY(pass_set_attr_int(n, "axis", cl_axis(axis)));
+  TRY(pass_reparse(&g->nodes[i]));
+  for (int k = 0; k < g->nodes[i].n_outputs; k++) {
+    int y = g->nodes[i].outputs[k];
+    permute_dims(g->values[y].t.dims, to_cl_perm);
+    s->is_cl[y] = true;
+  }
+  *done = true;
+  return INFER_OK;
+}
+
+/* A channel shuffle of a channels-last value: Reshape [N, C, H, W] -> [N, g, C/g, H, W],
+ * Transpose (0, 2, 1, 3, 4), Reshape back to [N, C, H, W] (ShuffleNet's), each read once.
+ * On NHWC data it is Reshape [N, H, W, g, C/g], Transpose (0, 1, 2, 4, 3), Reshape
+ * [N, H, W, C]: the three nodes are rewritten so, and the result is channels-last. */
+static infer_status shuffle_cl(cl_state *s, int i, const int *readers, bool *done) {
+  graph *g = s->g;
+  *done = false;
+  const node *r1 = &g->nodes[i];
+  int x = r1->inputs[0], a = r1->outputs[0];
+  const value *xv = &g->values[x], *av = &g->values[a];
+  if (r1->n_inputs != 2 || !av->shape_known || av->t.rank != 5 || readers[a] != 1 ||
+      pass_is_graph_output(g, a))
+    return INFER_OK;
+  const int64_t *xd = xv->t.dims; /* NHWC: the CL value's dims are permuted already */
+  int64_t nb = xd[0], h = xd[1], w = xd[2], c = xd[3];
+  const int64_t *ad = av->t.dims;
+  if (ad[0] != nb || ad[3] != h || ad[4] != w || ad[1] * ad[2] != c) return INFER_OK;
+  int t = pass_sole_reader(g, a, readers);
+  if (t < 0 || !pass_node_is(&g->nodes[t], "Transpose")) return INFER_OK;
+  const int64_t *perm;
+  int pc = -1;
+  if (attr_get_ints(&g->nodes[t], "perm", &perm, &pc) != INFER_OK || pc != 5 || perm[0] != 0 ||
+      perm[1] != 2 || perm[2] != 1 || perm[3] != 3 || perm[4] != 4)
+    return INFER_OK;
+  int b = g->nodes[t].outputs[0];
+  if (readers[b] != 1 || pass_is_graph_output(g, b)) return INFER_OK;
+  int r2 = pass_sole_reader(g, b, readers);
+  if (r2 < 0 || !pass_node_is(&g->nodes[r2], "Reshape") || g->nodes[r2].n_inputs != 2) return INFER_OK;
+  int y = g->nodes[r2].outputs[0];
+  const value *yv = &g->values[y];
+  if (!yv->shape_known || yv->t.rank != 4 || yv->t.dims[0] != nb || yv->t.dims[1] != c ||
+      yv->t.dims[2] != h || yv->t.dims[3] != w || pass_is_graph_output(g, y))
+    return INFER_OK;
+  int64_t g1 = ad[1], g2 = ad[2];
+  int64_t s5[5] = {nb, h, w, g1, g2}, s4[4] = {nb, h, w, c}, p5[5] = {0, 1, 2, 4, 3};
+  int c5 = int_constant(s, r1->inputs[1], "_nhwc_shape", s5, 5);
+  int c4 = c5 < 0 ? -1 : int_constant(s, g->nodes[r2].inputs[1], "_nhwc_shape", s4, 4);
+  OOM_IF(c4 < 0);
+  g->nodes[i].inputs[1] = c5;
+  memcpy(g->values[a].t.dims, s5, sizeof s5);
+  TRY(pass_set_attr_ints(&g->nodes[t], "perm", p5, 5));
+  TRY(pass_reparse(&g->nodes[t]));
+  int64_t bd[5] = {nb, h, w, g2, g1};
+  memcpy(g->values[b].t.dims, bd, sizeof bd);
+  g->nodes[r2].inputs[1] = c4;
+  permute_dims(g->values[y].t.dims, to_cl_perm);
+  s->is_cl[y] = true;
+  *done = true;
+  return INFER_OK;
+}
+
 static infer_status visit(cl_state *s, int i) {
   graph *g = s->g;
   bool noop = false;
   TRY(layout_noop(s, i, &noop));
   if (noop) return INFER_OK;
   node *n = &g->nodes[i];
+  if (n->n_inputs >= 1 && n->inputs[0] >= 0 && s->is_cl[n->inputs[0]]) {
+    bool done = false;
+    if (pass_node_is(n, "Slice") && n->n_outputs == 1 && is_4d_float(g, n->outputs[0]) &&
+        !pass_is_graph_output(g, n->outputs[0]))
+      TRY(slice_cl(s, i, &done));
+    else if (pass_node_is(n, "Split"))
+      TRY(split_cl(s, i, &done));
+    else if (pass_node_is(n, "Reshape") && s->readers)
+      TRY(shuffle_cl(s, i, s->readers, &done));
+    if (done) return INFER_OK;
+    n = &g->nodes[i];
+  }
   int y = n->n_outputs >= 1 ? n->outputs[0] : -1;
   bool y_ok = y >= 0 && n->n_outputs == 1 && is_4d_float(g, y) && !pass_is_graph_output(g, y);
   bool any_cl = false;
@@ -315,6 +451,19 @@ static infer_status visit(cl_state *s, int i) {
     if (a >= 0 && b >= 0) {
       g->nodes[i].inputs[0] = a;
       g->nodes[i].inputs[1] = b;
+      output_cl(s, i);
+      return INFER_OK;
+    }
+  }
+  bool chain = !n->removed && strcmp(n->op_type, "FusedChain") == 0 &&
+               strcmp(n->domain, "infer") == 0;
+  if (any_cl && y_ok && chain && s->is_cl[n->inputs[0]]) {
+    /* its head is channels-last; the operands broadcast against it become so too */
+    int conv[EWC_MAX_INPUTS];
+    bool ok = n->n_inputs <= EWC_MAX_INPUTS;
+    for (int k = 1; ok && k < n->n_inputs; k++) ok = (conv[k] = operand_cl(s, n->inputs[k])) >= 0;
+    if (ok) {
+      for (int k = 1; k < g->nodes[i].n_inputs; k++) g->nodes[i].inputs[k] = conv[k];
       output_cl(s, i);
       return INFER_OK;
     }
@@ -377,6 +526,7 @@ infer_status pass_to_channels_last(graph *g, int *added) {
   }
   int n0 = g->n_nodes;
   for (int i = 0; i < n0; i++) s.key[i] = i;
+  s.readers = pass_count_readers(g);
   for (int i = 0; st == INFER_OK && i < n0; i++)
     if (!g->nodes[i].removed) st = visit(&s, i);
   /* graph outputs never become channels-last (converted nodes skip them) */
@@ -387,5 +537,6 @@ out:
   free(s.cl_copy);
   free(s.nchw_copy);
   free(s.key);
+  free(s.readers);
   return st;
 }

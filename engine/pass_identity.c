@@ -1,6 +1,7 @@
 /* pass_identity.c: drops nodes whose output is their first input, unchanged:
  * Identity, inference Dropout, shape ops that keep the shape, Cast to the same
- * dtype, Transpose by the identity permutation. Readers of the output read the
+ * dtype, Transpose by the identity permutation, Expand and Tile that keep the shape,
+ * Pad by zeros. Readers of the output read the
  * input instead (graph outputs: see passes.h). */
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,23 @@ static bool transpose_is_identity(const graph *g, const node *n) {
   return true;
 }
 
+/* Every pad is 0: the pads input (opset 11+) or attribute (before), and no axes input. */
+static bool pad_is_zero(const graph *g, const node *n) {
+  const int64_t *pa;
+  int c = -1;
+  if (attr_get_ints(n, "pads", &pa, &c) == INFER_OK && c >= 0) {
+    for (int i = 0; i < c; i++)
+      if (pa[i] != 0) return false;
+    return true;
+  }
+  if (n->n_inputs < 2 || n->inputs[1] < 0) return false;
+  const value *p = &g->values[n->inputs[1]];
+  if (p->kind != VALUE_CONSTANT || !p->t.data) return false;
+  for (int64_t i = 0; i < dims_count(p->t.rank, p->t.dims); i++)
+    if (tensor_get_i64(&p->t, i) != 0) return false;
+  return true;
+}
+
 static bool is_identity(const graph *g, const node *n, const int *readers) {
   if (n->n_inputs < 1 || n->n_outputs < 1 || n->inputs[0] < 0 || n->outputs[0] < 0) return false;
   if (pass_node_is(n, "Identity")) return true;
@@ -54,6 +72,11 @@ static bool is_identity(const graph *g, const node *n, const int *readers) {
       pass_node_is(n, "Unsqueeze") || pass_node_is(n, "Cast"))
     return keeps_shape(g, n);
   if (pass_node_is(n, "Transpose")) return keeps_shape(g, n) && transpose_is_identity(g, n);
+  /* Expand and Tile to the same shape repeat nothing */
+  if (pass_node_is(n, "Expand") || pass_node_is(n, "Tile")) return keeps_shape(g, n);
+  /* a Pad of nothing (exporters write them before pools); pads that keep the shape but
+   * are not all zero (a negative pad) would shift the data */
+  if (pass_node_is(n, "Pad") && keeps_shape(g, n)) return pad_is_zero(g, n);
   return false;
 }
 

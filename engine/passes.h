@@ -68,6 +68,14 @@ infer_status pass_fuse_matmul_epilogue(graph *g, int *removed);
  * infer) (engine/pass_attention.c). */
 infer_status pass_fuse_attention(graph *g, int *removed);
 
+/* Chains of elementwise ops (and an existing FusedChain growing from its end) -> one
+ * FusedChain (domain infer) (engine/pass_ew_chain.c). */
+infer_status pass_fuse_elementwise(graph *g, int *removed);
+
+/* An inference BatchNormalization left unfolded -> FusedChain x * a[c] + b[c]
+ * (engine/pass_bn_affine.c). *rewritten: nodes rewritten. */
+infer_status pass_bn_to_affine(graph *g, int *rewritten);
+
 /* fp16 GPU builds only (after the others): 2-D convolutions and the elementwise
  * ops, Concats and pools between them on NHWC data; Transposes where NCHW readers
  * remain (engine/pass_channels_last.c). *added: Transpose nodes added. */

@@ -99,11 +99,16 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int t = 0; t < DT; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f; // rows lane/4 and lane/4 + 8
+  // a warp whose 16 rows are all past sq computes nothing (it still loads and syncs)
+  const bool rows_live = q0 + warp * 16 < sq;
   for (int k0 = 0; k0 < sk; k0 += kBK) {
     __syncthreads(); // every warp is done with the last tile
     load_tile<D>(ks, kb, kv.s2, k0, sk, vec & 2);
     load_tile<D>(vs, vb, vv.s2, k0, sk, vec & 4);
     __syncthreads();
+    if (!rows_live) continue;
+    // the last tile may hold few keys: products stop at its last 16-key block
+    const int n16 = (min(kBK, sk - k0) + 15) / 16;
     float s[NT][4];
 #pragma unroll
     for (int t = 0; t < NT; t++) s[t][0] = s[t][1] = s[t][2] = s[t][3] = 0.f;
@@ -111,6 +116,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int nt = 0; nt < NT; nt += 2)
 #pragma unroll
       for (int kk = 0; kk < KK; kk++) {
+        if (nt / 2 >= n16) continue; // keys past sk: masked below
         uint32_t b[4];
         ldsm_x4(b, ks + (nt * 8 + (lane % 8) + (lane / 16) * 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
         mma16816(s[nt], qf[kk], b);
@@ -156,6 +162,7 @@ __global__ void __launch_bounds__(kThreads)
       }
 #pragma unroll
     for (int kq = 0; kq < kBK / 16; kq++) {
+      if (kq >= n16) continue; // their probabilities are 0
       uint32_t pa[4] = {pack_half2(s[2 * kq][0], s[2 * kq][1]), pack_half2(s[2 * kq][2], s[2 * kq][3]),
                         pack_half2(s[2 * kq + 1][0], s[2 * kq + 1][1]),
                         pack_half2(s[2 * kq + 1][2], s[2 * kq + 1][3])};

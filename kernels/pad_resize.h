@@ -1,7 +1,7 @@
 /* pad_resize.h: Pad (constant, reflect, edge, wrap) by element size, and Resize
  * (nearest: by element size; linear / cubic: separable passes, one axis each,
  * with host-computed per-axis tap tables). Kernels know no ONNX attributes: the
- * host side (ops/cuda/cuda_movement.c) resolves pads, modes, coordinate
+ * host side (ops/cuda/cuda_pad.c, cuda_resize.c) resolves pads, modes, coordinate
  * transforms and filter taps at prepare time. */
 #ifndef INFER_K_PAD_RESIZE_H
 #define INFER_K_PAD_RESIZE_H

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "activation_params.h"
 #include "elementwise.h"
 
 typedef void (*clip_fn)(void *o, const void *a, int64_t n, const void *lo, const void *hi);
@@ -82,10 +83,6 @@ const op_desc op_clip11 = {.name = "Clip", .domain = "", .since = 11, .until = O
                            .max_outputs = 1, .infer = clip11_infer, .run = clip11_run};
 
 /* ---- opsets 6-10: bounds as attributes -------------------------------------------------- */
-
-typedef struct clip6_params {
-  float lo, hi;
-} clip6_params;
 
 static infer_status clip6_parse(const node *n, void **params) {
   clip6_params *p = malloc(sizeof *p);

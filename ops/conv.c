@@ -13,13 +13,6 @@
 
 #include "conv_fused.h"
 
-/* Sizes of one Conv/ConvTranspose problem, from the input shapes. */
-typedef struct conv_dims {
-  int64_t n, c, m, cg, mg, group, kernel; /* kernel = prod(k) */
-  win_geom g;                             /* Conv: X -> Y; ConvTranspose: the Y -> X forward view */
-  bool pointwise;
-} conv_dims;
-
 static const char *const conv_attr_names[] = {"auto_pad", "dilations", "group", "kernel_shape",
                                               "pads",     "strides",   NULL};
 static const char *const convt_attr_names[] = {"auto_pad",     "dilations",      "group",
@@ -82,9 +75,8 @@ static bool shape_known(const tensor *t) {
   return true;
 }
 
-/* Checks dtypes and ranks shared by both ops; W's spatial dims give the kernel. */
-static infer_status check_inputs(const char *op, const conv_params *p, const tensor *const *in,
-                                 int64_t *kernel) {
+/* The float convolutions: X, W (and B) of one float dtype. */
+static infer_status check_float_dtypes(const char *op, const tensor *const *in) {
   const tensor *x = in[0], *w = in[1], *b = in[2];
   if (!dtype_is_float(x->dtype))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s: input dtype %s", op, infer_dtype_name(x->dtype));
@@ -92,6 +84,13 @@ static infer_status check_inputs(const char *op, const conv_params *p, const ten
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: X is %s but W is %s%s%s", op,
                       infer_dtype_name(x->dtype), infer_dtype_name(w->dtype), b ? " and B " : "",
                       b ? infer_dtype_name(b->dtype) : "");
+  return INFER_OK;
+}
+
+/* Checks the ranks shared by both ops (not dtypes); W's spatial dims give the kernel. */
+static infer_status check_inputs(const char *op, const conv_params *p, const tensor *const *in,
+                                 int64_t *kernel) {
+  const tensor *x = in[0], *w = in[1];
   char s1[96], s2[96];
   if (x->rank < 3 || w->rank != x->rank)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: X %s and W %s must have the same rank >= 3", op,
@@ -115,10 +114,11 @@ static infer_status check_inputs(const char *op, const conv_params *p, const ten
   return INFER_OK;
 }
 
-static infer_status conv_dims_make(const conv_params *p, const tensor *const *in, conv_dims *d) {
+infer_status conv_dims_make(const char *op, const conv_params *p, const tensor *const *in,
+                            conv_dims *d) {
   const tensor *x = in[0], *w = in[1], *b = in[2];
   int64_t kernel[WIN_MAX_SPATIAL];
-  TRY(check_inputs("Conv", p, in, kernel));
+  TRY(check_inputs(op, p, in, kernel));
   memset(d, 0, sizeof *d);
   d->n = x->dims[0];
   d->c = x->dims[1];
@@ -128,21 +128,27 @@ static infer_status conv_dims_make(const conv_params *p, const tensor *const *in
   if (d->c % d->group != 0 || d->m % d->group != 0 || w->dims[1] * d->group != d->c)
     return infer_fail(
         INFER_ERR_INVALID_MODEL,
-        "Conv: X %s and W %s do not match with group %lld (W must be M x C/group x k...)",
+        "%s: X %s and W %s do not match with group %lld (W must be M x C/group x k...)", op,
         dims_format(x->rank, x->dims, s1, sizeof s1), dims_format(w->rank, w->dims, s2, sizeof s2),
         (long long)d->group);
   if (b && (b->rank != 1 || b->dims[0] != d->m))
-    return infer_fail(INFER_ERR_INVALID_MODEL, "Conv: B %s must be 1-D of size M = %lld",
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: B %s must be 1-D of size M = %lld", op,
                       dims_format(b->rank, b->dims, s1, sizeof s1), (long long)d->m);
   d->cg = d->c / d->group;
   d->mg = d->m / d->group;
-  TRY(win_geom_forward(&p->w, x->rank - 2, x->dims + 2, kernel, false, "Conv", &d->g));
+  TRY(win_geom_forward(&p->w, x->rank - 2, x->dims + 2, kernel, false, op, &d->g));
   d->kernel = win_kernel_count(&d->g);
   const win_geom *g = &d->g;
   d->pointwise = true;
   for (int j = 0; j < 3; j++)
     if (g->k[j] != 1 || g->s[j] != 1 || g->pb[j] != 0 || g->pe[j] != 0) d->pointwise = false;
   return INFER_OK;
+}
+
+static infer_status conv_float_dims_make(const conv_params *p, const tensor *const *in,
+                                        conv_dims *d) {
+  TRY(check_float_dtypes("Conv", in));
+  return conv_dims_make("Conv", p, in, d);
 }
 
 /* The engine passes NULL for an omitted optional input; B may also be absent
@@ -158,7 +164,7 @@ infer_status conv_infer(const node *n, const void *params, const tensor *const *
   if (!shape_known(in[0]) || !shape_known(in[1]) || (in[2] && !shape_known(in[2])))
     return OP_NEEDS_DATA;
   conv_dims d;
-  TRY(conv_dims_make(p, in, &d));
+  TRY(conv_float_dims_make(p, in, &d));
   int64_t cnt;
   if (!size_mul(d.kernel, d.cg, &cnt) || win_out_count(&d.g) < 0)
     return infer_fail(INFER_ERR_INVALID_MODEL, "Conv: sizes overflow");
@@ -197,7 +203,7 @@ int64_t conv_workspace(const node *n, const void *params, const tensor *const *i
                               tensor *const *out) {
   CONV_INPUTS(n, in);
   conv_dims d;
-  if (conv_dims_make(params, in, &d) != INFER_OK) return -1;
+  if (conv_float_dims_make(params, in, &d) != INFER_OK) return -1;
   return conv_ws_bytes(&d, in, out[0]);
 }
 
@@ -231,7 +237,7 @@ infer_status conv_run(const node *n, const void *params, const tensor *const *in
                              tensor *const *out, void *ws) {
   CONV_INPUTS(n, in);
   conv_dims d;
-  TRY(conv_dims_make(params, in, &d));
+  TRY(conv_float_dims_make(params, in, &d));
   const tensor *x = in[0], *w = in[1], *b = in[2];
   tensor *y = out[0];
   char *cur = ws;
@@ -265,6 +271,7 @@ infer_status conv_run(const node *n, const void *params, const tensor *const *in
 static infer_status convt_dims_make(const conv_params *p, const tensor *const *in, conv_dims *d) {
   const tensor *x = in[0], *w = in[1], *b = in[2];
   int64_t kernel[WIN_MAX_SPATIAL];
+  TRY(check_float_dtypes("ConvTranspose", in));
   TRY(check_inputs("ConvTranspose", p, in, kernel));
   memset(d, 0, sizeof *d);
   int nsp = x->rank - 2;
@@ -474,5 +481,4 @@ const op_desc op_conv_transpose = {.name = "ConvTranspose",
                                    .run = convt_run,
                                    .workspace = convt_workspace};
 
-extern const op_desc op_fused_conv; /* conv_fused.c */
-const op_desc *const ops_conv[] = {&op_conv, &op_conv_transpose, &op_fused_conv, NULL};
+

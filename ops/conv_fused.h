@@ -44,6 +44,19 @@ typedef struct fused_conv_params {
   float input_max;
 } fused_conv_params;
 
+/* Sizes of one Conv/ConvTranspose problem, from the input shapes. */
+typedef struct conv_dims {
+  int64_t n, c, m, cg, mg, group, kernel; /* kernel = prod(k) */
+  win_geom g;                             /* Conv: X -> Y; ConvTranspose: the Y -> X forward view */
+  bool pointwise;                         /* 1x1, stride 1, unpadded: X is its own im2col */
+} conv_dims;
+
+/* Conv's geometry from X, W and B (in[2], may be NULL): ranks, group and kernel
+ * checks, not dtypes, so the quantized convolutions (ops/quant_conv.c) share it.
+ * `op` names the op in messages. */
+infer_status conv_dims_make(const char *op, const conv_params *p, const tensor *const *in,
+                            conv_dims *d);
+
 infer_status conv_parse_common(const node *n, const char *op, bool transpose, size_t size,
                                void **params);
 infer_status conv_infer(const node *n, const void *params, const tensor *const *in,

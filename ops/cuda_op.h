@@ -72,6 +72,8 @@ extern const cuda_op *const cuda_ops_pool[];
 extern const cuda_op *const cuda_ops_norm[];
 extern const cuda_op *const cuda_ops_reduce[];
 extern const cuda_op *const cuda_ops_movement[];
+extern const cuda_op *const cuda_ops_shape[];
 extern const cuda_op *const cuda_ops_attention[];
+extern const cuda_op *const cuda_ops_elementwise_chain[];
 
 #endif

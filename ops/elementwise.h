@@ -9,6 +9,7 @@
 #ifndef INFER_OPS_ELEMENTWISE_H
 #define INFER_OPS_ELEMENTWISE_H
 
+#include "elementwise_params.h"
 #include "op.h"
 
 /* GCC at -O2 (the RelWithDebInfo default) uses the "very cheap" vectorizer cost
@@ -36,6 +37,9 @@
 #define EW_NUMERIC (EW_FLOATS | EW_SINTS | EW_UINTS)
 #define EW_ALL (EW_NUMERIC | EW_BOOL)
 
+/* Name of an ONNX element type this engine does not have ("float8e4m3fn", "int4",
+ * ...; "unknown" otherwise), for messages (ops/elementwise_cast.c). */
+const char *onnx_type_name(int64_t t);
 /* True for the dtypes this family computes on (not string, not unknown). */
 bool ew_dtype_known(infer_dtype dt);
 /* INFER_ERR_UNSUPPORTED naming op, role ("input"...) and dtype unless dt is in mask. */
@@ -99,11 +103,7 @@ infer_status ew_run_binary(const ew_binary_fn *table, const char *op, const tens
                        .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,                 \
                        .max_outputs = 1, .infer = var##_infer, .run = var##_run}
 
-/* Parameters of parameterized unary ops (activations). */
-typedef struct ew_unary_params {
-  float alpha, beta, gamma;
-  int mode;
-} ew_unary_params;
+/* Kernels take the op's ew_unary_params (elementwise_params.h) as they are. */
 /* o[i] = f(a[i]) for i < n, contiguous; o may equal a. */
 typedef void (*ew_unary_fn)(void *o, const void *a, int64_t n, const ew_unary_params *p);
 

@@ -150,35 +150,31 @@ const op_desc op_pow = {.name = "Pow", .domain = "", .since = 7, .until = OP_OPS
 
 /* ---- Mod and BitShift (attributes pick the table) ----------------------------------- */
 
-typedef struct table_params {
-  const ew_binary_fn *table;
-} table_params;
-
-static infer_status table_params_new(const ew_binary_fn *table, void **params) {
-  table_params *tp = malloc(sizeof *tp);
-  if (!tp) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
-  tp->table = table;
-  *params = tp;
-  return INFER_OK;
-}
-
 static infer_status mod_parse(const node *n, void **params) {
   int64_t f;
   TRY(attr_get_int(n, "fmod", 0, &f));
   if (f != 0 && f != 1)
     return infer_fail(INFER_ERR_INVALID_MODEL, "Mod: attribute fmod must be 0 or 1, not %lld",
                       (long long)f);
-  return table_params_new(f ? fmod_table : mod_table, params);
+  ew_mod_params *p = malloc(sizeof *p);
+  if (!p) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  p->fmod = f != 0;
+  *params = p;
+  return INFER_OK;
 }
 
 static infer_status bitshift_parse(const node *n, void **params) {
   const char *dir;
   TRY(attr_get_string(n, "direction", NULL, &dir));
   if (!dir) return infer_fail(INFER_ERR_INVALID_MODEL, "BitShift: attribute direction is missing");
-  if (strcmp(dir, "LEFT") == 0) return table_params_new(shl_table, params);
-  if (strcmp(dir, "RIGHT") == 0) return table_params_new(shr_table, params);
-  return infer_fail(INFER_ERR_INVALID_MODEL,
-                    "BitShift: attribute direction must be LEFT or RIGHT, not '%s'", dir);
+  if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
+    return infer_fail(INFER_ERR_INVALID_MODEL,
+                      "BitShift: attribute direction must be LEFT or RIGHT, not '%s'", dir);
+  ew_shift_params *p = malloc(sizeof *p);
+  if (!p) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  p->left = strcmp(dir, "LEFT") == 0;
+  *params = p;
+  return INFER_OK;
 }
 
 static infer_status mod_infer(const node *n, const void *p, const tensor *const *in,
@@ -189,11 +185,17 @@ static infer_status bitshift_infer(const node *n, const void *p, const tensor *c
                                    tensor *const *out) {
   return ew_binary_infer("BitShift", EW_UINTS, INFER_DTYPE_UNDEFINED, in, out);
 }
-static infer_status table_run(const node *n, const void *p, const tensor *const *in,
-                              tensor *const *out, void *ws) {
-  const table_params *tp = p;
-  if (!tp) return infer_fail(INFER_ERR_INTERNAL, "%s: attributes were not parsed", n->op_type);
-  return ew_run_binary(tp->table, n->op_type, in[0], in[1], out[0]);
+static infer_status mod_run(const node *n, const void *p, const tensor *const *in,
+                            tensor *const *out, void *ws) {
+  const ew_mod_params *mp = p;
+  if (!mp) return infer_fail(INFER_ERR_INTERNAL, "%s: attributes were not parsed", n->op_type);
+  return ew_run_binary(mp->fmod ? fmod_table : mod_table, n->op_type, in[0], in[1], out[0]);
+}
+static infer_status bitshift_run(const node *n, const void *p, const tensor *const *in,
+                                 tensor *const *out, void *ws) {
+  const ew_shift_params *sp = p;
+  if (!sp) return infer_fail(INFER_ERR_INTERNAL, "%s: attributes were not parsed", n->op_type);
+  return ew_run_binary(sp->left ? shl_table : shr_table, n->op_type, in[0], in[1], out[0]);
 }
 
 static const char *const mod_attrs[] = {"fmod", NULL};
@@ -202,12 +204,12 @@ static const char *const bitshift_attrs[] = {"direction", NULL};
 const op_desc op_mod = {.name = "Mod", .domain = "", .since = 10, .until = OP_OPSET_MAX,
                         .min_inputs = 2, .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                         .attrs = mod_attrs, .parse = mod_parse, .infer = mod_infer,
-                        .run = table_run};
+                        .run = mod_run};
 const op_desc op_bitshift = {.name = "BitShift", .domain = "", .since = 11,
                              .until = OP_OPSET_MAX, .min_inputs = 2, .max_inputs = 2,
                              .min_outputs = 1, .max_outputs = 1, .attrs = bitshift_attrs,
                              .parse = bitshift_parse, .infer = bitshift_infer,
-                             .run = table_run};
+                             .run = bitshift_run};
 
 /* ---- Add / Sub / Mul / Div descriptors ------------------------------------------------ */
 

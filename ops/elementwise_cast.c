@@ -9,10 +9,6 @@
 
 #include "elementwise.h"
 
-typedef struct cast_params {
-  infer_dtype to;
-} cast_params;
-
 static infer_status check_common_attrs(const node *n) {
   int64_t sat;
   const char *mode;
@@ -25,8 +21,7 @@ static infer_status check_common_attrs(const node *n) {
   return INFER_OK;
 }
 
-/* Names of the ONNX element types this engine does not have, for messages. */
-static const char *onnx_type_name(int64_t t) {
+const char *onnx_type_name(int64_t t) {
   static const char *const names[] = {
       [8] = "string",        [14] = "complex64",  [15] = "complex128",
       [17] = "float8e4m3fn", [18] = "float8e4m3fnuz", [19] = "float8e5m2",

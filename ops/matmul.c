@@ -9,6 +9,8 @@
 
 #include "conv_util.h"
 #include "cpu_gemm.h"
+#include "matmul_dims.h"
+#include "matmul_params.h"
 
 static bool mm_dtype_ok(infer_dtype t) {
   return dtype_is_float(t) || t == INFER_DTYPE_INT32 || t == INFER_DTYPE_INT64 ||
@@ -46,23 +48,10 @@ static void int_gemm(const tensor *a, int64_t ao, bool ta, const tensor *b, int6
 
 /* ---- MatMul ------------------------------------------------------------------- */
 
-typedef struct mm_dims {
-  int64_t m, n, k, batch;
-  int brank; /* rank of the broadcast batch shape */
-  int64_t bdims[INFER_MAX_RANK];
-  int64_t a_bstride[INFER_MAX_RANK], b_bstride[INFER_MAX_RANK]; /* in matrices */
-  bool a_batched, b_batched; /* operand has more than one matrix */
-} mm_dims;
-
-static infer_status mm_dims_make(const tensor *a, const tensor *b, mm_dims *d) {
+infer_status matmul_dims_make(const char *op, const tensor *a, const tensor *b, mm_dims *d) {
   char s1[96], s2[96];
-  if (a->dtype != b->dtype)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "MatMul: A is %s but B is %s",
-                      infer_dtype_name(a->dtype), infer_dtype_name(b->dtype));
-  if (!mm_dtype_ok(a->dtype))
-    return infer_fail(INFER_ERR_UNSUPPORTED, "MatMul: dtype %s", infer_dtype_name(a->dtype));
   if (a->rank < 1 || b->rank < 1)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "MatMul: operands %s and %s must have rank >= 1",
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: operands %s and %s must have rank >= 1", op,
                       dims_format(a->rank, a->dims, s1, sizeof s1),
                       dims_format(b->rank, b->dims, s2, sizeof s2));
   memset(d, 0, sizeof *d);
@@ -72,23 +61,32 @@ static infer_status mm_dims_make(const tensor *a, const tensor *b, mm_dims *d) {
   int64_t bk = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
   d->n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
   if (ak != bk)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "MatMul: inner dims of %s and %s differ",
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: inner dims of %s and %s differ", op,
                       dims_format(a->rank, a->dims, s1, sizeof s1),
                       dims_format(b->rank, b->dims, s2, sizeof s2));
   int ar = a->rank > 2 ? a->rank - 2 : 0, br = b->rank > 2 ? b->rank - 2 : 0;
   if (broadcast_shapes(ar, a->dims, br, b->dims, &d->brank, d->bdims) != INFER_OK)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "MatMul: batch dims of %s and %s do not broadcast",
-                      dims_format(a->rank, a->dims, s1, sizeof s1),
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: batch dims of %s and %s do not broadcast",
+                      op, dims_format(a->rank, a->dims, s1, sizeof s1),
                       dims_format(b->rank, b->dims, s2, sizeof s2));
   broadcast_strides(ar, a->dims, d->brank, d->a_bstride);
   broadcast_strides(br, b->dims, d->brank, d->b_bstride);
   d->batch = dims_count(d->brank, d->bdims);
   int64_t na = dims_count(ar, a->dims), nb = dims_count(br, b->dims);
   if (d->batch < 0 || na < 0 || nb < 0)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "MatMul: sizes overflow");
+    return infer_fail(INFER_ERR_INVALID_MODEL, "%s: sizes overflow", op);
   d->a_batched = na > 1;
   d->b_batched = nb > 1;
   return INFER_OK;
+}
+
+static infer_status mm_dims_make(const tensor *a, const tensor *b, mm_dims *d) {
+  if (a->dtype != b->dtype)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "MatMul: A is %s but B is %s",
+                      infer_dtype_name(a->dtype), infer_dtype_name(b->dtype));
+  if (!mm_dtype_ok(a->dtype))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "MatMul: dtype %s", infer_dtype_name(a->dtype));
+  return matmul_dims_make("MatMul", a, b, d);
 }
 
 static infer_status matmul_infer(const node *n, const void *params, const tensor *const *in,
@@ -118,8 +116,7 @@ static int64_t matmul_workspace(const node *n, const void *params, const tensor 
   return total;
 }
 
-/* Offsets (in matrices) of batch entry `i` in A and B. */
-static void mm_batch_offsets(const mm_dims *d, int64_t i, int64_t *ao, int64_t *bo) {
+void mm_batch_offsets(const mm_dims *d, int64_t i, int64_t *ao, int64_t *bo) {
   int64_t oa = 0, ob = 0;
   for (int j = d->brank - 1; j >= 0; j--) {
     int64_t ix = i % d->bdims[j];
@@ -195,11 +192,6 @@ static infer_status matmul_run(const node *n, const void *params, const tensor *
 }
 
 /* ---- Gemm ----------------------------------------------------------------------- */
-
-typedef struct gemm_params {
-  float alpha, beta;
-  int64_t trans_a, trans_b;
-} gemm_params;
 
 static const char *const gemm_attr_names[] = {"alpha",  "beta",   "broadcast",
                                               "transA", "transB", NULL};

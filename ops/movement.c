@@ -3,16 +3,12 @@
 #include <string.h>
 
 #include "movement_copy.h"
+#include "movement_params.h"
 
 /* Pad and Resize live in ops/pad.c and ops/resize.c; this family lists them. */
 #include "pad_resize.h"
 
 /* ---- Transpose (1+): out.dims[i] = in.dims[perm[i]]; perm defaults to reversed ---- */
-
-typedef struct transpose_params {
-  int n; /* -1: perm not given */
-  int64_t perm[INFER_MAX_RANK];
-} transpose_params;
 
 static const char *const transpose_attrs[] = {"perm", NULL};
 
@@ -31,7 +27,8 @@ static infer_status transpose_parse(const node *n, void **params) {
   return INFER_OK;
 }
 
-static infer_status transpose_perm(const transpose_params *p, int rank, int *perm) {
+/* (movement_params.h) */
+infer_status transpose_resolve_perm(const transpose_params *p, int rank, int *perm) {
   bool seen[INFER_MAX_RANK] = {false};
   if (p->n < 0) {
     for (int i = 0; i < rank; i++) perm[i] = rank - 1 - i;
@@ -56,7 +53,7 @@ static infer_status transpose_infer(const node *n, const void *params, const ten
   int perm[INFER_MAX_RANK];
   size_t es;
   TRY(movement_elem_size("Transpose", in[0]->dtype, &es));
-  TRY(transpose_perm(params, in[0]->rank, perm));
+  TRY(transpose_resolve_perm(params, in[0]->rank, perm));
   out[0]->dtype = in[0]->dtype;
   out[0]->rank = in[0]->rank;
   for (int i = 0; i < in[0]->rank; i++) out[0]->dims[i] = in[0]->dims[perm[i]];
@@ -67,7 +64,7 @@ static infer_status transpose_run(const node *n, const void *params, const tenso
                                   tensor *const *out, void *ws) {
   int perm[INFER_MAX_RANK];
   int64_t in_strides[INFER_MAX_RANK], strides[INFER_MAX_RANK];
-  TRY(transpose_perm(params, in[0]->rank, perm));
+  TRY(transpose_resolve_perm(params, in[0]->rank, perm));
   dims_strides(in[0]->rank, in[0]->dims, in_strides);
   for (int i = 0; i < in[0]->rank; i++) strides[i] = in_strides[perm[i]];
   movement_copy_view(out[0]->data, in[0]->data, infer_dtype_size(in[0]->dtype), out[0]->rank,
@@ -91,10 +88,6 @@ const op_desc op_transpose = {.name = "Transpose",
 /* ---- Concat (1+; axis defaults to 1 before opset 4, negative since 11) -------------- */
 
 #define CONCAT_MAX_INPUTS (1 << 20)
-
-typedef struct concat_params {
-  int64_t axis;
-} concat_params;
 
 static const char *const axis_attrs[] = {"axis", NULL};
 

@@ -5,10 +5,7 @@
 #include <string.h>
 
 #include "movement_copy.h"
-
-typedef struct gather_params {
-  int64_t axis;
-} gather_params;
+#include "movement_params.h"
 
 static const char *const axis_attrs[] = {"axis", NULL};
 

@@ -5,15 +5,9 @@
 #include <string.h>
 
 #include "movement_copy.h"
+#include "movement_params.h"
 
 #define SPLIT_MAX_OUTPUTS (1 << 20)
-
-typedef struct split_params {
-  int64_t axis;
-  int64_t num_outputs; /* 0: not given */
-  int n_split;         /* -1: no split attribute */
-  int64_t split[];
-} split_params;
 
 static const char *const split_attrs[] = {"axis", "split", "num_outputs", NULL};
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "movement_copy.h"
+#include "movement_params.h"
 
 /* ---- Tile (6+): out.dims[i] = in.dims[i] * repeats[i] ------------------------------------
  * As a view, output index (r_i * d_i + j_i) is the pair (r_i, j_i) with source
@@ -64,10 +65,6 @@ const op_desc op_tile = {.name = "Tile",
 
 /* ---- Trilu (14+): keep the upper (j - i >= k) or lower (j - i <= k) triangle of the
  * last two dims, zero the rest (all-zero bytes are 0 in every dtype). -------------------- */
-
-typedef struct trilu_params {
-  int64_t upper;
-} trilu_params;
 
 static const char *const trilu_attrs[] = {"upper", NULL};
 

@@ -1,10 +1,5 @@
-/* norm.c: the normalization op family list and its shared checks. */
+/* norm.c: the normalization ops' shared checks (the family list: norm_family.c). */
 #include "norm_util.h"
-
-extern const op_desc op_batchnorm, op_instancenorm, op_groupnorm, op_layernorm, op_rmsnorm;
-
-const op_desc *const ops_norm[] = {&op_batchnorm, &op_instancenorm, &op_groupnorm,
-                                   &op_layernorm, &op_rmsnorm,      NULL};
 
 infer_status norm_check_vector(const tensor *t, int64_t count, const char *op,
                                const char *name) {

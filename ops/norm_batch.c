@@ -5,12 +5,9 @@
  * Training (batch statistics, running-stat outputs) is not supported. */
 #include <stdlib.h>
 
+#include "norm_params.h"
 #include "norm_util.h"
 #include "reduce_util.h"
-
-typedef struct batchnorm_params {
-  float epsilon;
-} batchnorm_params;
 
 static const char *const batchnorm_attrs[] = {"epsilon", "momentum", "spatial", "training_mode",
                                               NULL};

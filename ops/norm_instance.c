@@ -6,13 +6,9 @@
  * accumulators and two passes (mean, then the mean squared deviation). */
 #include <stdlib.h>
 
+#include "norm_params.h"
 #include "norm_util.h"
 #include "reduce_util.h"
-
-typedef struct groupnorm_params {
-  float epsilon;
-  int64_t groups; /* 0 for InstanceNormalization: one group per channel */
-} groupnorm_params;
 
 /* Normalizes one group: `len` contiguous elements from `base`, made of `chans`
  * channels of `s` elements each, channel k using affine index aff0 + k*aff_step. */

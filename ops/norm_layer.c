@@ -7,14 +7,9 @@
  * Scale and B broadcast unidirectionally to X. Statistics accumulate in double. */
 #include <stdlib.h>
 
+#include "norm_params.h"
 #include "norm_util.h"
 #include "reduce_util.h"
-
-typedef struct layernorm_params {
-  int64_t axis;
-  float epsilon;
-  int64_t stash_type;
-} layernorm_params;
 
 static const char *const layernorm_attrs[] = {"axis", "epsilon", "stash_type", NULL};
 

@@ -73,8 +73,11 @@ extern const op_desc *const ops_shape[];
 extern const op_desc *const ops_movement[];
 extern const op_desc *const ops_matmul_fused[];
 extern const op_desc *const ops_attention_fused[];
+extern const op_desc *const ops_elementwise_chain[];
 extern const op_desc *const ops_index[];
 extern const op_desc *const ops_vision[];
+extern const op_desc *const ops_quant[];
+extern const op_desc *const ops_misc[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 

@@ -1,5 +1,5 @@
 /* pad_plan.h: what the CPU Pad (ops/pad.c) shares with the GPU one
- * (ops/cuda/cuda_movement.c): the parsed attributes, the resolution of pads (and
+ * (ops/cuda/cuda_pad.c): the parsed attributes, the resolution of pads (and
  * axes) into per-axis begin/end pads, and the kept region they leave (negative pads
  * crop first; the modes then extend the cropped region). */
 #ifndef INFER_PAD_PLAN_H

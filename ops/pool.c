@@ -17,12 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv_util.h"
-
-typedef struct pool_params {
-  win_attrs w;
-  int64_t ceil_mode, count_include_pad, storage_order, channels_last;
-} pool_params;
+#include "pool_params.h"
 
 /* channels_last: internal, see above */
 static const char *const maxpool_attr_names[] = {
@@ -460,11 +455,6 @@ static infer_status gmp_run(const node *n, const void *params, const tensor *con
 }
 
 /* ---- LRN ---------------------------------------------------------------------------- */
-
-typedef struct lrn_params {
-  float alpha, beta, bias;
-  int64_t size;
-} lrn_params;
 
 static const char *const lrn_attr_names[] = {"alpha", "beta", "bias", "size", NULL};
 

@@ -4,14 +4,8 @@
  * extreme (as numpy's argmax/argmin: the first NaN wins). */
 #include <stdlib.h>
 
+#include "reduce_params.h"
 #include "reduce_util.h"
-
-typedef struct arg_params {
-  int64_t axis;
-  bool keepdims;
-  bool last;
-  bool is_max;
-} arg_params;
 
 static const char *const arg_attrs[] = {"axis", "keepdims", "select_last_index", NULL};
 

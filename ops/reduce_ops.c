@@ -13,20 +13,8 @@
 #include <float.h>
 #include <stdlib.h>
 
+#include "reduce_params.h"
 #include "reduce_util.h"
-
-enum reduce_kind {
-  RK_SUM,
-  RK_MEAN,
-  RK_MAX,
-  RK_MIN,
-  RK_PROD,
-  RK_L1,
-  RK_L2,
-  RK_SUMSQ,
-  RK_LOGSUM,
-  RK_LOGSUMEXP
-};
 
 static const struct {
   const char *name;
@@ -40,15 +28,6 @@ static const struct {
     {"ReduceLogSum", RK_LOGSUM, 18},    {"ReduceLogSumExp", RK_LOGSUMEXP, 18},
 };
 enum { REDUCE_OPS = sizeof reduce_table / sizeof reduce_table[0] };
-
-typedef struct reduce_params {
-  enum reduce_kind kind;
-  bool keepdims;
-  bool noop_with_empty_axes;
-  bool axes_from_input;
-  int n_axes; /* attribute axes; -1 when absent */
-  int64_t axes[INFER_MAX_RANK];
-} reduce_params;
 
 static const char *const reduce_attrs_old[] = {"axes", "keepdims", NULL};
 static const char *const reduce_attrs_new[] = {"keepdims", "noop_with_empty_axes", NULL};
@@ -84,14 +63,12 @@ static infer_status reduce_parse(const node *n, void **params) {
   return INFER_OK;
 }
 
-/* Which dims of x are reduced (mask[i] = true). */
-static infer_status reduce_resolve(const node *n, const reduce_params *p,
-                                   const tensor *const *in, bool *mask) {
-  const tensor *x = in[0];
+/* (reduce_params.h) */
+infer_status reduce_axes_mask(const node *n, const reduce_params *p, const tensor *a, int rank,
+                              bool *mask) {
   int64_t axes[INFER_MAX_RANK];
   int count = 0;
   if (p->axes_from_input) {
-    const tensor *a = n->n_inputs > 1 ? in[1] : NULL;
     if (a) {
       if (!a->data) return OP_NEEDS_DATA;
       if (a->dtype != INFER_DTYPE_INT64)
@@ -103,21 +80,28 @@ static infer_status reduce_resolve(const node *n, const reduce_params *p,
     count = p->n_axes;
     memcpy(axes, p->axes, sizeof(int64_t) * (size_t)count);
   }
-  for (int i = 0; i < x->rank; i++) mask[i] = false;
+  for (int i = 0; i < rank; i++) mask[i] = false;
   if (count == 0) {
     /* empty axes: everything, or (noop) nothing */
-    for (int i = 0; i < x->rank; i++) mask[i] = !p->noop_with_empty_axes;
+    for (int i = 0; i < rank; i++) mask[i] = !p->noop_with_empty_axes;
     return INFER_OK;
   }
   for (int i = 0; i < count; i++) {
     int ax;
-    TRY(axis_normalize(axes[i], x->rank, "axes entry", &ax));
+    TRY(axis_normalize(axes[i], rank, "axes entry", &ax));
     if (mask[ax])
       return infer_fail(INFER_ERR_INVALID_MODEL, "%s: axis %lld is repeated", n->op_type,
                         (long long)axes[i]);
     mask[ax] = true;
   }
   return INFER_OK;
+}
+
+/* Which dims of x (in[0]) are reduced (mask[i] = true). */
+static infer_status reduce_resolve(const node *n, const reduce_params *p,
+                                   const tensor *const *in, bool *mask) {
+  const tensor *a = p->axes_from_input && n->n_inputs > 1 ? in[1] : NULL;
+  return reduce_axes_mask(n, p, a, in[0]->rank, mask);
 }
 
 static bool reduce_dtype_ok(enum reduce_kind k, infer_dtype t) {

@@ -1,15 +1,11 @@
-/* reduce_softmax.c: Softmax and LogSoftmax.
+/* reduce_softmax.c: Softmax, LogSoftmax and Hardmax (listed by ops/misc.c).
  * Opsets 1-12 coerce the input to 2-D at `axis` (default 1) and normalize each row
  * of prod(dims[axis:]) elements; opset 13+ normalizes along `axis` (default -1)
  * alone. Both subtract the maximum first; sums accumulate in double. */
 #include <stdlib.h>
 
+#include "reduce_params.h"
 #include "reduce_util.h"
-
-typedef struct softmax_params {
-  int64_t axis;
-  bool log;
-} softmax_params;
 
 static const char *const softmax_attrs[] = {"axis", NULL};
 
@@ -26,9 +22,9 @@ static infer_status softmax_parse(const node *n, void **params) {
   return INFER_OK;
 }
 
-/* The softmax as [outer, len, inner]: `len` elements at stride `inner`. */
-static infer_status softmax_geometry(const node *n, const softmax_params *p, const tensor *x,
-                                     int64_t *outer, int64_t *len, int64_t *inner) {
+/* (reduce_params.h) */
+infer_status softmax_geometry(const node *n, const softmax_params *p, const tensor *x,
+                              int64_t *outer, int64_t *len, int64_t *inner) {
   int axis;
   if (x->rank == 0) { /* a scalar normalizes over itself */
     if (p->axis != 0 && p->axis != -1)
@@ -138,3 +134,43 @@ SOFTMAX_DESC(op_softmax_1, "Softmax", 1, 12);
 SOFTMAX_DESC(op_softmax_13, "Softmax", 13, OP_OPSET_MAX);
 SOFTMAX_DESC(op_logsoftmax_1, "LogSoftmax", 1, 12);
 SOFTMAX_DESC(op_logsoftmax_13, "LogSoftmax", 13, OP_OPSET_MAX);
+
+/* ---- Hardmax: 1 at the first maximum of each softmax row, 0 elsewhere ---------------
+ * Same attribute, geometry and opset split as Softmax (2-D coercion before 13). A
+ * NaN counts as the maximum once met (the comparison > never picks past it), as in
+ * numpy's argmax. */
+static infer_status hardmax_run(const node *n, const void *params, const tensor *const *in,
+                                tensor *const *out, void *ws) {
+  const tensor *x = in[0];
+  tensor *y = out[0];
+  int64_t outer, len, inner;
+  TRY(softmax_geometry(n, params, x, &outer, &len, &inner));
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in_ = 0; in_ < inner; in_++) {
+      int64_t base = o * len * inner + in_, best = 0;
+      double mx = len > 0 ? nr_load(x, base) : 0;
+      for (int64_t i = 1; i < len && mx == mx; i++) {
+        double v = nr_load(x, base + i * inner);
+        if (v > mx || v != v) mx = v, best = i;
+      }
+      for (int64_t i = 0; i < len; i++) nr_store(y, base + i * inner, i == best ? 1.0 : 0.0);
+    }
+  return INFER_OK;
+}
+
+#define HARDMAX_DESC(sym, since_, until_)                 \
+  const op_desc sym = {.name = "Hardmax",                 \
+                       .domain = "",                      \
+                       .since = since_,                   \
+                       .until = until_,                   \
+                       .min_inputs = 1,                   \
+                       .max_inputs = 1,                   \
+                       .min_outputs = 1,                  \
+                       .max_outputs = 1,                  \
+                       .attrs = softmax_attrs,            \
+                       .parse = softmax_parse,            \
+                       .infer = softmax_infer,            \
+                       .run = hardmax_run}
+
+HARDMAX_DESC(op_hardmax_1, 1, 12);
+HARDMAX_DESC(op_hardmax_13, 13, OP_OPSET_MAX);

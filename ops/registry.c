@@ -6,9 +6,11 @@
 static const op_desc *const *const families[] = {
     ops_elementwise, ops_activation, ops_conv,  ops_pool,     ops_norm,
     ops_matmul,      ops_reduce,     ops_shape, ops_movement, ops_matmul_fused,
-    ops_attention_fused,
+    ops_attention_fused, ops_elementwise_chain,
     ops_index,  /* ops/index.c */
     ops_vision, /* ops/vision.c */
+    ops_quant,  /* ops/quant.c */
+    ops_misc,   /* ops/misc.c */
 };
 enum { FAMILY_COUNT = sizeof families / sizeof families[0] };
 

@@ -1,5 +1,5 @@
 /* resize_plan.h: what the CPU Resize (ops/resize.c) shares with the GPU one
- * (ops/cuda/cuda_movement.c): the parsed attributes, the per-axis plan (output size,
+ * (ops/cuda/cuda_resize.c): the parsed attributes, the per-axis plan (output size,
  * scale, ROI), the coordinate mapping, nearest indices and filter taps. One
  * implementation: the GPU turns the same mapping into tables at prepare. */
 #ifndef INFER_RESIZE_PLAN_H

@@ -5,20 +5,9 @@
 #include <string.h>
 
 #include "movement_copy.h"
+#include "shape_params.h"
 
 /* ---- Constant (1+; value_float(s)/value_int(s) since 12) ------------------------------ */
-
-typedef enum constant_kind {
-  CONSTANT_TENSOR,
-  CONSTANT_FLOAT,
-  CONSTANT_FLOATS,
-  CONSTANT_INT,
-  CONSTANT_INTS
-} constant_kind;
-
-typedef struct constant_params {
-  constant_kind kind;
-} constant_params;
 
 static const char *const constant_attrs[] = {
     "value",        "value_float",   "value_floats", "value_int", "value_ints",
@@ -63,8 +52,8 @@ static infer_status constant_parse(const node *n, void **params) {
   return INFER_OK;
 }
 
-/* Where the constant's bytes live and how many there are. */
-static infer_status constant_source(const node *n, const constant_params *p, tensor *shape,
+/* Where the constant's bytes live and how many there are (shape_params.h). */
+infer_status constant_source(const node *n, const constant_params *p, tensor *shape,
                                     const void **data) {
   memset(shape, 0, sizeof *shape);
   switch (p->kind) {
@@ -144,11 +133,6 @@ const op_desc op_constant = {.name = "Constant",
 /* ---- ConstantOfShape (9+) ---------------------------------------------------------------
  * Output of shape `input` (empty = scalar) filled with the one element of the
  * `value` tensor attribute (default float32 0). */
-
-typedef struct cos_params {
-  infer_dtype dtype;
-  uint8_t value[8]; /* the element's bytes */
-} cos_params;
 
 static const char *const cos_attrs[] = {"value", NULL};
 

@@ -6,13 +6,9 @@
 #include <string.h>
 
 #include "movement_copy.h"
+#include "shape_params.h"
 
 /* ---- Shape (1+; start/end since 15) ---------------------------------------- */
-
-typedef struct shape_params {
-  int64_t start, end;
-  bool has_end;
-} shape_params;
 
 static const char *const shape_attrs[] = {"start", "end", NULL};
 
@@ -37,7 +33,8 @@ static int64_t shape_clamp(int64_t v, int rank) {
   return v < 0 ? 0 : v > rank ? rank : v;
 }
 
-static void shape_range(const shape_params *p, int rank, int64_t *s, int64_t *e) {
+/* (shape_params.h) */
+void shape_range(const shape_params *p, int rank, int64_t *s, int64_t *e) {
   *s = shape_clamp(p->start, rank);
   *e = p->has_end ? shape_clamp(p->end, rank) : rank;
   if (*e < *s) *e = *s;

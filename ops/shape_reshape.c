@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "movement_copy.h"
+#include "shape_params.h"
 
 static infer_status view_run(const node *n, const void *params, const tensor *const *in,
                              tensor *const *out, void *ws) {
@@ -20,10 +21,6 @@ static infer_status input_count(const char *op, const tensor *t, int64_t *count)
 /* ---- Reshape (5+; allowzero since 14) ---------------------------------------------
  * A 0 in `shape` copies the input dim at that index (unless allowzero=1: then
  * it is a real 0); one -1 takes whatever size is left. */
-
-typedef struct reshape_params {
-  int64_t allowzero;
-} reshape_params;
 
 static const char *const reshape_attrs[] = {"allowzero", NULL};
 
@@ -107,10 +104,6 @@ const op_desc op_reshape = {.name = "Reshape",
 
 /* ---- Flatten (1+; negative axis since 11) ---------------------------------------- */
 
-typedef struct flatten_params {
-  int64_t axis;
-} flatten_params;
-
 static const char *const axis_attrs[] = {"axis", NULL};
 
 static infer_status flatten_parse(const node *n, void **params) {
@@ -153,11 +146,6 @@ const op_desc op_flatten = {.name = "Flatten",
                             .run = view_run};
 
 /* ---- Squeeze / Unsqueeze: `axes` attribute before opset 13, input from 13 ---------- */
-
-typedef struct axes_params {
-  int n; /* -1: not given */
-  int64_t axes[INFER_MAX_RANK];
-} axes_params;
 
 static const char *const axes_attrs[] = {"axes", NULL};
 

@@ -1,5 +1,5 @@
 /* slice_plan.h: what the CPU Slice (ops/movement_slice.c) shares with the GPU one
- * (ops/cuda/cuda_movement.c): the parsed attributes and the resolution of starts,
+ * (ops/cuda/cuda_movement_slice.c): the parsed attributes and the resolution of starts,
  * ends, axes and steps into a per-axis start, step and length. */
 #ifndef INFER_SLICE_PLAN_H
 #define INFER_SLICE_PLAN_H

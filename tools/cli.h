@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include "cli_image.h"
 #include "infer.h"
 
 /* Exit codes: the CLI's contract with scripts. */
@@ -50,6 +51,7 @@ typedef struct cli_args {
   int64_t workspace_limit; /* --workspace-limit, in bytes; 0: the library's default */
   int n_configs;
   const char *configs[64]; /* --config KEY=VALUE, as given */
+  cli_image_args image;    /* --image, preprocessing, --labels, --top (cli_image.h) */
 } cli_args;
 
 /* Parses argv; prints the problem and returns false on bad usage. */

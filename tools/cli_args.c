@@ -9,6 +9,8 @@
 void cli_usage(FILE *f) {
   fprintf(f,
           "usage: infer MODEL.onnx [options]\n"
+          "       infer MODEL.onnx --image FILE [--image FILE ...] [--labels FILE] [--top K]\n"
+          "       infer --image FILE ... --save-input FILE.npy   (preprocess only)\n"
           "       infer --diagnose          what this build and machine offer, problems and fixes\n"
           "  --device cpu|cuda[:N]     where to run (default cpu)\n"
           "  --precision fp32|tf32|fp16  (default fp32)\n"
@@ -19,6 +21,16 @@ void cli_usage(FILE *f) {
           "  --rtol R --atol A         tolerance |out-ref| <= atol + rtol*|ref| (1e-3, 1e-7)\n"
           "  --output DIR              write each output as DIR/NAME.npy\n"
           "  --seed N                  seed of the random inputs used when none are given\n"
+          "  --image FILE              a JPEG or PNG as the (single) input; several make a batch;\n"
+          "                            preprocessed as torchvision's ImageNet preset by default\n"
+          "  --preprocess P            imagenet (resize 256, crop 224, ImageNet mean/std),\n"
+          "                            inception (342, 299), none (pixels / 255 only)\n"
+          "  --resize N|HxW            shorter side to N (bilinear, as PIL), or exactly HxW; 0: none\n"
+          "  --crop N|HxW              center crop (zero-padded where larger); 0: none\n"
+          "  --mean R,G,B --std R,G,B  normalization (x / 255 - mean) / std\n"
+          "  --labels FILE             class names, one per line (models/imagenet_labels.txt)\n"
+          "  --top K                   print the K most probable classes per image (default 5)\n"
+          "  --save-input FILE.npy     write the preprocessed image batch\n"
           "  --quiet | --verbose\n"
           "  --bench                   time runs and print a report (random inputs rotated\n"
           "                            among several buffers); with --warmup MS (200),\n"
@@ -89,6 +101,7 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
     const char *o = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     bool takes = true;
+    int image_opt;
     if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
       cli_usage(stdout);
       exit(EXIT_OK);
@@ -174,6 +187,8 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
     } else if (strcmp(o, "--cache") == 0) {
       if (!v[0]) return bad("bad --cache '%s'", v);
       a->cache = v;
+    } else if ((image_opt = cli_image_option(o, v, &a->image)) != 0) {
+      if (image_opt < 0) return false;
     } else if (strcmp(o, "--output") == 0) {
       a->output_dir = v;
     } else if (strcmp(o, "--seed") == 0) {
@@ -185,7 +200,12 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
     }
     if (takes) i++;
   }
-  if (!a->model && !a->diagnose) return bad("no model given%s", "");
+  if (!cli_image_check(&a->image, a->n_inputs > 0)) return false;
+  bool preprocess_only = a->image.n_images > 0 && a->image.save_input;
+  if (!a->model && !a->diagnose && !preprocess_only) return bad("no model given%s", "");
+  if (a->image.n_images > 0 && (a->bench || a->profile))
+    return bad("--image cannot be combined with --bench or --profile (they time random "
+               "inputs)%s", "");
   if (a->no_transfers && (!a->bench || a->device != INFER_DEVICE_CUDA))
     return bad("--no-transfers needs --bench and --device cuda (device-resident inputs)%s", "");
   return true;

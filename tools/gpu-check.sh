@@ -21,9 +21,9 @@
 #       device-resident inputs (--bench --no-transfers) and the costliest steps of
 #       --profile: where the time goes, before a peer benchmark.
 #   Other knobs: CTEST_REGEX (only the tests it matches), CTEST_LIMIT (s), QUICK=1,
-#   SKIP_TORCH=1, SKIP_BENCH=1, BENCH_CASES="model batch precision;...", BENCH_COMPILE=1
-#   (torch.compile in the peer benchmark), PROFILE_FORCE="impl ..." (extra profiles with
-#   INFER_CONV_IMPL set to each).
+#   SKIP_TORCH=1, SKIP_BENCH=1, SKIP_TESTS=1 (build, then the benchmark only),
+#   BENCH_MODELS="name:batch,...", BENCH_COMPILE=1 (torch.compile in the peer benchmark),
+#   BENCH_DEADLINE=S.
 # Expects (carried, ignored by git): .deps/*.deb (protobuf-c, from
 # ../shared/gpu-host/debs; libmicrohttpd and jansson for infer-server, from Debian 12)
 # and .data/onnx-tests.tgz (tar of the ONNX backend test folders node/ and light/).
@@ -104,13 +104,15 @@ finish() {
 
 # build times of ResNet-50 b256 fp16 without and with the algorithm cache (issue 5:
 # cold and warm)
-cache_build_times() {
+cache_build_times() { # MODEL.onnx [BATCH]: build times without and with the algorithm cache
   [ -f "$1" ] || return
-  rm -f /tmp/algo.cache
+  local b=${2:-256} m
+  m=$(basename "$1" .onnx)
+  rm -f /tmp/algo_$m.cache
   for k in cold warm; do
-    $build/infer "$1" --device cuda --precision fp16 --batch 256 \
-      --cache /tmp/algo.cache --bench --duration 1 >"$out/cache_$k.log" 2>&1
-    note "resnet50 b256 fp16 --cache, $k: $(grep -E '^build:' "$out/cache_$k.log")"
+    $build/infer "$1" --device cuda --precision fp16 --batch $b \
+      --cache /tmp/algo_$m.cache --bench --duration 1 >"$out/cache_${m}_$k.log" 2>&1
+    note "$m b$b fp16 --cache, $k: $(grep -E '^build:' "$out/cache_${m}_$k.log")"
   done
 }
 
@@ -188,6 +190,10 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
   exit 0
 fi
 
+# ---- SKIP_TESTS=1: build and benchmark only (a second call after a green test run) -----
+if [ "${SKIP_TESTS:-0}" = 1 ]; then
+  note "tests: skipped (SKIP_TESTS=1)"
+else
 # ---- torchvision models for the model tests (model_* and gpu_model_* rows) ---------------
 if [ "${QUICK:-0}" != 1 ] && [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
   t0=$(date +%s)
@@ -260,38 +266,32 @@ if [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/
   fi
 fi
 
-# ---- peer benchmark: PyTorch and infer, same model/batch/precision, one run --------------
+fi # SKIP_TESTS
+
+# ---- peer benchmark: PyTorch and infer, same models/batches/precision, one run -------------
+# BENCH_MODELS="name:batch,..." picks cases (default: the whole zoo at the speed issue's
+# batches, plus batch 1 of ResNet-50, MobileNetV2, ViT-B/16); BENCH_COMPILE=1 adds
+# torch.compile (default and reduce-overhead); BENCH_DEADLINE (s, default 400) stops
+# starting new cases. Then the profile of every case below 1.2x (the 8 costliest op kinds).
 if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/null; then
-  cases=("resnet50 256 fp16" "resnet50 1 fp16" "mobilenet_v2 256 fp16")
-  [ -n "${BENCH_CASES:-}" ] && IFS=';' read -r -a cases <<<"$BENCH_CASES"
-  for cfg in "${cases[@]}"; do
-    set -- $cfg
-    python3 tools/bench_peer.py --infer $build/infer --model $1 --batch $2 --precision $3 \
-      ${BENCH_COMPILE:+--compile} --out /tmp/bench >"$out/bench_$1_$2_$3.log" 2>&1
-    note "bench $1 batch $2 $3 (rc=$?):"
-    while read -r l; do note "  $l"; done < <(grep -E '^\|' "$out/bench_$1_$2_$3.log")
-    # the export bench_peer.py made: where infer's time goes (the 6 costliest steps), and
-    # whether the CUDA graph was captured
-    if [ -f /tmp/bench/$1.onnx ]; then
-      $build/infer /tmp/bench/$1.onnx --device cuda --precision $3 --batch $2 --profile \
-        >"$out/profile_$1_$2_$3.log" 2>&1
-      note "  profile: $(grep -E '^total' "$out/profile_$1_$2_$3.log")"
-      while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_$1_$2_$3.log" |
-        sort -k6 -g -r | head -6 | cut -c1-130)
-      # the same with one convolution implementation forced wherever it applies, to
-      # compare kernels layer by layer (profile_*_<impl>.log)
-      for impl in ${PROFILE_FORCE:-}; do
-        INFER_CONV_IMPL=$impl $build/infer /tmp/bench/$1.onnx --device cuda --precision $3 \
-          --batch $2 --profile >"$out/profile_$1_$2_$3_$impl.log" 2>&1
-        note "  profile with $impl forced: $(grep -E '^total' "$out/profile_$1_$2_$3_$impl.log")"
-      done
-      $build/infer /tmp/bench/$1.onnx --device cuda --precision $3 --batch $2 --bench \
-        --duration 1 --verbose >"$out/verbose_$1_$2_$3.log" 2>&1
-      while read -r l; do note "  $l"; done < <(grep -E 'capture|warning|pass (fuse-conv|to-chan|defer)|implementations' \
-        "$out/verbose_$1_$2_$3.log" | cut -c1-200 | head -6)
-    fi
+  t0=$(date +%s)
+  PYTHONUNBUFFERED=1 python3 tools/bench_peer.py --infer $build/infer \
+    ${BENCH_MODELS:+--models "$BENCH_MODELS"} ${BENCH_COMPILE:+--compile} --out /tmp/bench \
+    --deadline ${BENCH_DEADLINE:-400} --markdown "$out/peer_table.md" >"$out/bench_peer.log" 2>&1
+  note "peer benchmark (rc=$?, $(( $(date +%s) - t0 )) s; peer_table.md):"
+  while read -r l; do note "  $l"; done < <(grep -E '^\||^geometric|^fp16|^fp32' "$out/bench_peer.log")
+  grep -E '^\| [a-z]' "$out/bench_peer.log" | awk -F'|' '{gsub(/[ x]/,"",$(NF-1)); if ($(NF-1)+0 < 1.2) print $2, $3}' |
+  while read -r m b; do
+    [ -f /tmp/bench/$m.onnx ] || continue
+    $build/infer /tmp/bench/$m.onnx --device cuda --precision fp16 --batch $b --profile \
+      >"$out/profile_${m}_$b.log" 2>&1
+    note "  profile $m b$b: $(grep -E '^total' "$out/profile_${m}_$b.log" | cut -c1-80)"
+    while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_${m}_$b.log" |
+      awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
+      sort -rn | head -8)
   done
-  cache_build_times /tmp/bench/resnet50.onnx
+  cache_build_times /tmp/bench/vit_b_16.onnx 128
+  cache_build_times /tmp/bench/resnet50.onnx 256
 fi
 
 finish

@@ -75,6 +75,17 @@ int main(int argc, char **argv) {
   char *input_names[64];
   memset(inputs, 0, sizeof inputs);
   memset(input_names, 0, sizeof input_names);
+  /* --image: decoded and preprocessed first, so that a bad file fails before a model
+   * is built; the batch becomes input 0 */
+  infer_tensor image_batch = {0};
+  int n_images = a.image.n_images;
+  if (n_images > 0) {
+    if ((rc = cli_image_load_batch(&a.image, a.verbose, &image_batch)) != EXIT_OK ||
+        (rc = cli_image_save_input(&a.image, &image_batch)) != EXIT_OK || !a.model) {
+      infer_tensor_clear(&image_batch);
+      return rc;
+    }
+  }
   infer_status s = infer_options_create(&opts);
   if (s != INFER_OK) return fail(s, "options");
   infer_options_set_device(opts, a.device, a.device_index);
@@ -95,6 +106,16 @@ int main(int argc, char **argv) {
       rc = fail(s, "--shape");
       goto out;
     }
+  if (n_images > 0) {
+    /* the images fix channels, height and width; the batch dim is the model's own, or
+     * the number of images where it is symbolic (cli_image_fit_model checks it) */
+    int64_t dims[4] = {-1, 3, image_batch.dims[2], image_batch.dims[3]};
+    if ((s = infer_options_set_input_shape_at(opts, 0, 4, dims)) != INFER_OK ||
+        (a.batch <= 0 && (s = infer_options_set_batch(opts, n_images)) != INFER_OK)) {
+      rc = fail(s, "--image");
+      goto out;
+    }
+  }
   /* Input files are read first: their shapes bind the model's symbolic dims.
    * Files bind by NAME= when given, else in the order of the model's inputs. */
   for (int i = 0; i < a.n_inputs; i++) {
@@ -118,8 +139,14 @@ int main(int argc, char **argv) {
   }
   if ((s = infer_engine_load(a.model, opts, &e)) != INFER_OK) {
     rc = fail(s, a.model);
+    if (n_images > 0 && s == INFER_ERR_INVALID_INPUT)
+      fprintf(stderr, "infer: the image%s make%s a %lldx3x%lldx%lld input; --crop sets its "
+              "height and width (and --preprocess inception gives 299x299)\n",
+              n_images > 1 ? "s" : "", n_images > 1 ? "" : "s", (long long)n_images,
+              (long long)image_batch.dims[2], (long long)image_batch.dims[3]);
     goto out;
   }
+  if (n_images > 0 && (rc = cli_image_fit_model(a.model, e, &image_batch)) != EXIT_OK) goto out;
   if ((s = infer_context_create(e, &c)) != INFER_OK) {
     rc = fail(s, "context");
     goto out;
@@ -134,6 +161,13 @@ int main(int argc, char **argv) {
       goto out;
     }
     bound[k] = true;
+  }
+  if (n_images > 0) {
+    if ((s = infer_context_set_input(c, 0, &image_batch)) != INFER_OK) {
+      rc = fail(s, "--image");
+      goto out;
+    }
+    bound[0] = true;
   }
   uint64_t seed = a.seed;
   for (int k = 0; k < n_in && k < 64; k++) {
@@ -184,7 +218,11 @@ int main(int argc, char **argv) {
     const char *name;
     infer_engine_output_info(e, k, &name, NULL);
     infer_context_get_output(c, k, &got);
-    if (!a.quiet && a.n_refs == 0) print_tensor(name, &got);
+    if (k == 0 && cli_image_wants_top(&a.image)) {
+      if (!a.quiet && (rc = cli_image_print_top(&a.image, name, &got)) != EXIT_OK) goto out;
+    } else if (!a.quiet && a.n_refs == 0) {
+      print_tensor(name, &got);
+    }
     if (a.output_dir) {
       char file[256], path[4096];
       safe_file_name(name, file, sizeof file);
@@ -197,6 +235,7 @@ int main(int argc, char **argv) {
   }
   rc = mismatch ? EXIT_MISMATCH : EXIT_OK;
 out:
+  infer_tensor_clear(&image_batch);
   for (int i = 0; i < a.n_inputs; i++) {
     infer_tensor_clear(&inputs[i]);
     free(input_names[i]);

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 
 packages=(cmake gcc make protobuf-c-compiler libprotobuf-c-dev libopenblas-dev libmicrohttpd-dev
-          libjansson-dev)
+          libjansson-dev libjpeg62-turbo-dev libpng-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

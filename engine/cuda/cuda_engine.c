@@ -8,47 +8,6 @@
 #include "../passes.h"
 #include "cuda_internal.h"
 
-int cuda_visible_devices(void) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
-
-infer_status cuda_exec_open(cuda_exec *x, int device, infer_precision p, unsigned needs) {
-  memset(x, 0, sizeof *x);
-  x->precision = p;
-  CUDA_TRY(cudaSetDevice(device));
-  CUDA_TRY(cudaDeviceGetAttribute(&x->sm_count, cudaDevAttrMultiProcessorCount, device));
-  cudaStream_t s;
-  CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  x->stream = s;
-  if (needs & CUDA_NEEDS_CUDNN) {
-    cudnnHandle_t dnn;
-    CUDNN_TRY(cudnnCreate(&dnn));
-    x->cudnn = dnn;
-    CUDNN_TRY(cudnnSetStream(dnn, s));
-  }
-  if (!(needs & CUDA_NEEDS_CUBLAS)) return INFER_OK;
-  cublasHandle_t blas;
-  CUBLAS_TRY(cublasCreate(&blas));
-  x->cublas = blas;
-  CUBLAS_TRY(cublasSetStream(blas, s));
-  /* TF32 only when asked: fp32 means IEEE fp32 products */
-  CUBLAS_TRY(cublasSetMathMode(blas, p == INFER_PRECISION_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                                : CUBLAS_DEFAULT_MATH));
-  return INFER_OK;
-}
-
-void cuda_exec_close(cuda_exec *x) {
-  if (x->cublas) cublasDestroy((cublasHandle_t)x->cublas);
-  if (x->cudnn) cudnnDestroy((cudnnHandle_t)x->cudnn);
-  if (x->stream) cudaStreamDestroy((cudaStream_t)x->stream);
-  memset(x, 0, sizeof *x);
-}
-
 static infer_status device_alloc(void **p, int64_t bytes, const char *what) {
   if (bytes <= 0) bytes = 1;
   cudaError_t e = cudaMalloc(p, (size_t)bytes);
@@ -457,25 +416,3 @@ void cuda_engine_memory(const infer_engine *e, infer_memory_info *m) {
   m->naive = ce->mem.naive_bytes;
 }
 
-const backend cuda_backend = {
-    .name = "cuda",
-    .device = INFER_DEVICE_CUDA,
-    .computes_run_batch = false,
-    .device_count = cuda_visible_devices,
-    .diagnose = cuda_diagnose,
-    .build = cuda_engine_build,
-    .release = cuda_engine_release,
-    .memory = cuda_engine_memory,
-    .context_create = cuda_context_create,
-    .context_release = cuda_context_release,
-    .set_input = cuda_context_set_input,
-    .bind_input = cuda_context_bind_input,
-    .bind_output = cuda_context_bind_output,
-    .input_bound = cuda_context_input_bound,
-    .output_bound = cuda_context_output_bound,
-    .run = cuda_context_run,
-    .health = cuda_context_health,
-    .output = cuda_context_output,
-    .profile = cuda_context_profile,
-    .timing = cuda_context_timing,
-};

@@ -1,6 +1,6 @@
 /* conv_alt.h: other implementations of one 2-D FusedConv than cuDNN's legacy API
- * (ops/cuda/cuda_conv.c), which times each against its own choice at build and keeps
- * the fastest. Each lives in its own file and says in prepare what it takes. */
+ * (ops/cuda/cuda_conv.c), whose search (conv_algo_search.c) times each against its own
+ * choice at build and keeps the fastest. Each lives in its own file and says in prepare what it takes. */
 #ifndef INFER_CONV_ALT_H
 #define INFER_CONV_ALT_H
 

@@ -1,5 +1,5 @@
-/* conv_alts.c: the list of alternative convolution implementations cuda_conv.c
- * times against cuDNN's legacy API at build. New ones go last: the algorithm cache
+/* conv_alts.c: the list of alternative convolution implementations the Conv search
+ * (conv_algo_search.c) times against cuDNN's legacy API at build. New ones go last: the algorithm cache
  * stores a choice by its index here. */
 #include "conv_alt.h"
 
@@ -8,6 +8,7 @@ extern const conv_alt conv_alt_cudnn_graph; /* conv_cudnn_graph.c */
 extern const conv_alt conv_alt_depthwise; /* conv_depthwise.c */
 extern const conv_alt conv_alt_pointwise; /* conv_pointwise.c */
 extern const conv_alt conv_alt_depthwise3x3; /* conv_depthwise.c */
+extern const conv_alt conv_alt_patch_gemm; /* conv_patch_gemm.c */
 extern const conv_alt conv_alt_depthwise_tiled; /* conv_depthwise_tiled.c */
 
 const conv_alt *const conv_alts[] = {
@@ -16,5 +17,6 @@ const conv_alt *const conv_alts[] = {
     &conv_alt_depthwise,
     &conv_alt_pointwise,
     &conv_alt_depthwise3x3,
+    &conv_alt_patch_gemm,
     &conv_alt_depthwise_tiled,
     NULL};

@@ -1,7 +1,8 @@
 /* cuda_elementwise.c: the GPU side of the elementwise and activation families
  * (ops/elementwise*.c, ops/activation*.c): one table maps each op to a kernel of
- * kernels/elementwise.h (or Cast's k_cast); prepare reads the attributes, checks
- * the dtypes and computes the broadcast geometry once, run only launches.
+ * kernels/elementwise.h (or Cast's k_cast); prepare takes the attributes from the
+ * CPU op's params (ops/elementwise_params.h, ops/activation_params.h), checks the
+ * dtypes and computes the broadcast geometry once, run only launches.
  *
  * Variadic Sum / Mean / Max / Min accumulate pairwise into the output
  * (out = in0 op in1, then out = out op in_k), as the CPU op does; Mean then
@@ -10,13 +11,13 @@
  * BitCast is a device copy, except under fp16 storage where one side of a
  * float32 <-> 4-byte integer reinterpretation is stored as float16: the float
  * then goes through k_cast between float16 and the float32 bits. */
-#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../core/cuda_check.h"
 #include "../../kernels/cast.h"
 #include "../../kernels/elementwise.h"
+#include "../activation_params.h"
 #include "../cuda_op.h"
 
 typedef enum ew_kind {
@@ -38,85 +39,84 @@ typedef struct ew_entry {
   const char *name;
   ew_kind kind;
   int kop;
-  float alpha, beta, gamma; /* attribute defaults of the CPU op */
 } ew_entry;
 
-/* id, ONNX name, kind, kernel op, alpha, beta, gamma defaults */
-#define EW_OPS(X)                                                                         \
-  X(add, "Add", EW_BINARY, K_BIN_ADD, 0, 0, 0)                                             \
-  X(sub, "Sub", EW_BINARY, K_BIN_SUB, 0, 0, 0)                                             \
-  X(mul, "Mul", EW_BINARY, K_BIN_MUL, 0, 0, 0)                                             \
-  X(div, "Div", EW_BINARY, K_BIN_DIV, 0, 0, 0)                                             \
-  X(pow, "Pow", EW_POW, K_BIN_POW, 0, 0, 0)                                                \
-  X(mod, "Mod", EW_MOD, K_BIN_MOD, 0, 0, 0)                                                \
-  X(bitshift, "BitShift", EW_SHIFT, K_BIN_SHL, 0, 0, 0)                                    \
-  X(max, "Max", EW_VARIADIC, K_BIN_MAX, 0, 0, 0)                                           \
-  X(min, "Min", EW_VARIADIC, K_BIN_MIN, 0, 0, 0)                                           \
-  X(sum, "Sum", EW_VARIADIC, K_BIN_ADD, 0, 0, 0)                                           \
-  X(mean, "Mean", EW_MEAN, K_BIN_ADD, 0, 0, 0)                                             \
-  X(equal, "Equal", EW_BINARY, K_BIN_EQ, 0, 0, 0)                                          \
-  X(less, "Less", EW_BINARY, K_BIN_LT, 0, 0, 0)                                            \
-  X(greater, "Greater", EW_BINARY, K_BIN_GT, 0, 0, 0)                                      \
-  X(less_equal, "LessOrEqual", EW_BINARY, K_BIN_LE, 0, 0, 0)                               \
-  X(greater_equal, "GreaterOrEqual", EW_BINARY, K_BIN_GE, 0, 0, 0)                         \
-  X(and, "And", EW_BINARY, K_BIN_AND, 0, 0, 0)                                             \
-  X(or, "Or", EW_BINARY, K_BIN_OR, 0, 0, 0)                                                \
-  X(xor, "Xor", EW_BINARY, K_BIN_XOR, 0, 0, 0)                                             \
-  X(not, "Not", EW_UNARY, K_UN_NOT, 0, 0, 0)                                               \
-  X(where, "Where", EW_WHERE, 0, 0, 0, 0)                                                  \
-  X(sqrt, "Sqrt", EW_UNARY, K_UN_SQRT, 0, 0, 0)                                            \
-  X(exp, "Exp", EW_UNARY, K_UN_EXP, 0, 0, 0)                                               \
-  X(log, "Log", EW_UNARY, K_UN_LOG, 0, 0, 0)                                               \
-  X(neg, "Neg", EW_UNARY, K_UN_NEG, 0, 0, 0)                                               \
-  X(abs, "Abs", EW_UNARY, K_UN_ABS, 0, 0, 0)                                               \
-  X(reciprocal, "Reciprocal", EW_UNARY, K_UN_RECIPROCAL, 0, 0, 0)                          \
-  X(erf, "Erf", EW_UNARY, K_UN_ERF, 0, 0, 0)                                               \
-  X(floor, "Floor", EW_UNARY, K_UN_FLOOR, 0, 0, 0)                                         \
-  X(ceil, "Ceil", EW_UNARY, K_UN_CEIL, 0, 0, 0)                                            \
-  X(round, "Round", EW_UNARY, K_UN_ROUND, 0, 0, 0)                                         \
-  X(sign, "Sign", EW_UNARY, K_UN_SIGN, 0, 0, 0)                                            \
-  X(sin, "Sin", EW_UNARY, K_UN_SIN, 0, 0, 0)                                               \
-  X(cos, "Cos", EW_UNARY, K_UN_COS, 0, 0, 0)                                               \
-  X(tan, "Tan", EW_UNARY, K_UN_TAN, 0, 0, 0)                                               \
-  X(asin, "Asin", EW_UNARY, K_UN_ASIN, 0, 0, 0)                                            \
-  X(acos, "Acos", EW_UNARY, K_UN_ACOS, 0, 0, 0)                                            \
-  X(atan, "Atan", EW_UNARY, K_UN_ATAN, 0, 0, 0)                                            \
-  X(sinh, "Sinh", EW_UNARY, K_UN_SINH, 0, 0, 0)                                            \
-  X(cosh, "Cosh", EW_UNARY, K_UN_COSH, 0, 0, 0)                                            \
-  X(asinh, "Asinh", EW_UNARY, K_UN_ASINH, 0, 0, 0)                                         \
-  X(acosh, "Acosh", EW_UNARY, K_UN_ACOSH, 0, 0, 0)                                         \
-  X(atanh, "Atanh", EW_UNARY, K_UN_ATANH, 0, 0, 0)                                         \
-  X(isnan, "IsNaN", EW_UNARY, K_UN_ISNAN, 0, 0, 0)                                         \
-  X(isinf, "IsInf", EW_UNARY, K_UN_ISINF, 0, 0, 0)                                         \
-  X(cast, "Cast", EW_CAST, 0, 0, 0, 0)                                                     \
-  X(castlike, "CastLike", EW_CAST, 0, 0, 0, 0)                                             \
-  X(relu, "Relu", EW_UNARY, K_UN_RELU, 0, 0, 0)                                            \
-  X(leaky_relu, "LeakyRelu", EW_UNARY, K_UN_LEAKY_RELU, 0.01f, 0, 0)                       \
-  X(prelu, "PRelu", EW_BINARY, K_BIN_PRELU, 0, 0, 0)                                       \
-  X(clip, "Clip", EW_CLIP, 0, 0, 0, 0)                                                     \
-  X(sigmoid, "Sigmoid", EW_UNARY, K_UN_SIGMOID, 0, 0, 0)                                   \
-  X(hard_sigmoid, "HardSigmoid", EW_UNARY, K_UN_HARD_SIGMOID, 0.2f, 0.5f, 0)               \
-  X(hard_swish, "HardSwish", EW_UNARY, K_UN_HARD_SWISH, 0, 0, 0)                           \
-  X(tanh, "Tanh", EW_UNARY, K_UN_TANH, 0, 0, 0)                                            \
-  X(gelu, "Gelu", EW_UNARY, K_UN_GELU, 0, 0, 0)                                            \
-  X(softplus, "Softplus", EW_UNARY, K_UN_SOFTPLUS, 0, 0, 0)                                \
-  X(elu, "Elu", EW_UNARY, K_UN_ELU, 1.0f, 0, 0)                                            \
-  X(selu, "Selu", EW_UNARY, K_UN_SELU, 1.67326319217681884765625f, 0,                      \
-    1.05070102214813232421875f)                                                            \
-  X(celu, "Celu", EW_UNARY, K_UN_CELU, 1.0f, 0, 0)                                         \
-  X(softsign, "Softsign", EW_UNARY, K_UN_SOFTSIGN, 0, 0, 0)                                \
-  X(mish, "Mish", EW_UNARY, K_UN_MISH, 0, 0, 0)                                            \
-  X(thresholded_relu, "ThresholdedRelu", EW_UNARY, K_UN_THRESHOLDED_RELU, 1.0f, 0, 0)      \
-  X(swish, "Swish", EW_UNARY, K_UN_SWISH, 1.0f, 0, 0)                                      \
-  X(shrink, "Shrink", EW_UNARY, K_UN_SHRINK, 0.5f, 0, 0) /* alpha: lambd, beta: bias */    \
-  X(swiglu, "SwiGLU", EW_SWIGLU, 0, 1.0f, 0, 0)                                            \
-  X(bitwise_and, "BitwiseAnd", EW_BINARY, K_BIN_BITAND, 0, 0, 0)                           \
-  X(bitwise_or, "BitwiseOr", EW_BINARY, K_BIN_BITOR, 0, 0, 0)                              \
-  X(bitwise_xor, "BitwiseXor", EW_BINARY, K_BIN_BITXOR, 0, 0, 0)                           \
-  X(bitwise_not, "BitwiseNot", EW_UNARY, K_UN_BITNOT, 0, 0, 0)                             \
-  X(bitcast, "BitCast", EW_BITCAST, 0, 0, 0, 0)
+/* id, ONNX name, kind, kernel op. Attribute values (and their defaults) come from
+ * the CPU op's params (ops/elementwise_params.h, ops/activation_params.h). */
+#define EW_OPS(X) \
+  X(add, "Add", EW_BINARY, K_BIN_ADD)                                                     \
+  X(sub, "Sub", EW_BINARY, K_BIN_SUB)                                                     \
+  X(mul, "Mul", EW_BINARY, K_BIN_MUL)                                                     \
+  X(div, "Div", EW_BINARY, K_BIN_DIV)                                                     \
+  X(pow, "Pow", EW_POW, K_BIN_POW)                                                        \
+  X(mod, "Mod", EW_MOD, K_BIN_MOD)                                                        \
+  X(bitshift, "BitShift", EW_SHIFT, K_BIN_SHL)                                            \
+  X(max, "Max", EW_VARIADIC, K_BIN_MAX)                                                   \
+  X(min, "Min", EW_VARIADIC, K_BIN_MIN)                                                   \
+  X(sum, "Sum", EW_VARIADIC, K_BIN_ADD)                                                   \
+  X(mean, "Mean", EW_MEAN, K_BIN_ADD)                                                     \
+  X(equal, "Equal", EW_BINARY, K_BIN_EQ)                                                  \
+  X(less, "Less", EW_BINARY, K_BIN_LT)                                                    \
+  X(greater, "Greater", EW_BINARY, K_BIN_GT)                                              \
+  X(less_equal, "LessOrEqual", EW_BINARY, K_BIN_LE)                                       \
+  X(greater_equal, "GreaterOrEqual", EW_BINARY, K_BIN_GE)                                 \
+  X(and, "And", EW_BINARY, K_BIN_AND)                                                     \
+  X(or, "Or", EW_BINARY, K_BIN_OR)                                                        \
+  X(xor, "Xor", EW_BINARY, K_BIN_XOR)                                                     \
+  X(not, "Not", EW_UNARY, K_UN_NOT)                                                       \
+  X(where, "Where", EW_WHERE, 0)                                                          \
+  X(sqrt, "Sqrt", EW_UNARY, K_UN_SQRT)                                                    \
+  X(exp, "Exp", EW_UNARY, K_UN_EXP)                                                       \
+  X(log, "Log", EW_UNARY, K_UN_LOG)                                                       \
+  X(neg, "Neg", EW_UNARY, K_UN_NEG)                                                       \
+  X(abs, "Abs", EW_UNARY, K_UN_ABS)                                                       \
+  X(reciprocal, "Reciprocal", EW_UNARY, K_UN_RECIPROCAL)                                  \
+  X(erf, "Erf", EW_UNARY, K_UN_ERF)                                                       \
+  X(floor, "Floor", EW_UNARY, K_UN_FLOOR)                                                 \
+  X(ceil, "Ceil", EW_UNARY, K_UN_CEIL)                                                    \
+  X(round, "Round", EW_UNARY, K_UN_ROUND)                                                 \
+  X(sign, "Sign", EW_UNARY, K_UN_SIGN)                                                    \
+  X(sin, "Sin", EW_UNARY, K_UN_SIN)                                                       \
+  X(cos, "Cos", EW_UNARY, K_UN_COS)                                                       \
+  X(tan, "Tan", EW_UNARY, K_UN_TAN)                                                       \
+  X(asin, "Asin", EW_UNARY, K_UN_ASIN)                                                    \
+  X(acos, "Acos", EW_UNARY, K_UN_ACOS)                                                    \
+  X(atan, "Atan", EW_UNARY, K_UN_ATAN)                                                    \
+  X(sinh, "Sinh", EW_UNARY, K_UN_SINH)                                                    \
+  X(cosh, "Cosh", EW_UNARY, K_UN_COSH)                                                    \
+  X(asinh, "Asinh", EW_UNARY, K_UN_ASINH)                                                 \
+  X(acosh, "Acosh", EW_UNARY, K_UN_ACOSH)                                                 \
+  X(atanh, "Atanh", EW_UNARY, K_UN_ATANH)                                                 \
+  X(isnan, "IsNaN", EW_UNARY, K_UN_ISNAN)                                                 \
+  X(isinf, "IsInf", EW_UNARY, K_UN_ISINF)                                                 \
+  X(cast, "Cast", EW_CAST, 0)                                                             \
+  X(castlike, "CastLike", EW_CAST, 0)                                                     \
+  X(relu, "Relu", EW_UNARY, K_UN_RELU)                                                    \
+  X(leaky_relu, "LeakyRelu", EW_UNARY, K_UN_LEAKY_RELU)                                   \
+  X(prelu, "PRelu", EW_BINARY, K_BIN_PRELU)                                               \
+  X(clip, "Clip", EW_CLIP, 0)                                                             \
+  X(sigmoid, "Sigmoid", EW_UNARY, K_UN_SIGMOID)                                           \
+  X(hard_sigmoid, "HardSigmoid", EW_UNARY, K_UN_HARD_SIGMOID)                             \
+  X(hard_swish, "HardSwish", EW_UNARY, K_UN_HARD_SWISH)                                   \
+  X(tanh, "Tanh", EW_UNARY, K_UN_TANH)                                                    \
+  X(gelu, "Gelu", EW_UNARY, K_UN_GELU)                                                    \
+  X(softplus, "Softplus", EW_UNARY, K_UN_SOFTPLUS)                                        \
+  X(elu, "Elu", EW_UNARY, K_UN_ELU)                                                       \
+  X(selu, "Selu", EW_UNARY, K_UN_SELU)                                                    \
+  X(celu, "Celu", EW_UNARY, K_UN_CELU)                                                    \
+  X(softsign, "Softsign", EW_UNARY, K_UN_SOFTSIGN)                                        \
+  X(mish, "Mish", EW_UNARY, K_UN_MISH)                                                    \
+  X(thresholded_relu, "ThresholdedRelu", EW_UNARY, K_UN_THRESHOLDED_RELU)                 \
+  X(swish, "Swish", EW_UNARY, K_UN_SWISH)                                                 \
+  X(shrink, "Shrink", EW_UNARY, K_UN_SHRINK)                                              \
+  X(swiglu, "SwiGLU", EW_SWIGLU, 0)                                                       \
+  X(bitwise_and, "BitwiseAnd", EW_BINARY, K_BIN_BITAND)                                   \
+  X(bitwise_or, "BitwiseOr", EW_BINARY, K_BIN_BITOR)                                      \
+  X(bitwise_xor, "BitwiseXor", EW_BINARY, K_BIN_BITXOR)                                   \
+  X(bitwise_not, "BitwiseNot", EW_UNARY, K_UN_BITNOT)                                     \
+  X(bitcast, "BitCast", EW_BITCAST, 0)
 
-#define EW_ENTRY(id, NAME, KIND, KOP, A, B, G) {NAME, KIND, KOP, A, B, G},
+#define EW_ENTRY(id, NAME, KIND, KOP) {NAME, KIND, KOP},
 static const ew_entry ew_entries[] = {EW_OPS(EW_ENTRY)};
 #undef EW_ENTRY
 
@@ -198,49 +198,32 @@ static infer_status check_out(const char *op, const tensor *out, int dtype) {
 
 /* ---- prepare per kind ------------------------------------------------------------------ */
 
-static infer_status prep_unary(const node *n, const ew_entry *e, ew_state *s,
+/* up: the CPU op's ew_unary_params (elementwise_params.h), NULL for an op without
+ * attributes (all zero then). The kernels read them as the CPU kernels do: Shrink's
+ * lambd and bias in alpha and beta, Gelu's and IsInf's mode. */
+static infer_status prep_unary(const ew_unary_params *up, const ew_entry *e, ew_state *s,
                                const tensor *const *in, tensor *const *out) {
   s->dtype = (int)in[0]->dtype;
   if (!k_ew_unary_supported(s->kop, s->dtype)) return unsupported_dtype(e->name, in[0]->dtype);
   TRY(check_out(e->name, out[0], k_ew_unary_out_dtype(s->kop, s->dtype)));
-  if (s->kop == K_UN_SHRINK) {
-    TRY(attr_get_float(n, "lambd", e->alpha, &s->p.alpha));
-    TRY(attr_get_float(n, "bias", e->beta, &s->p.beta));
-    return INFER_OK;
-  }
-  TRY(attr_get_float(n, "alpha", e->alpha, &s->p.alpha));
-  TRY(attr_get_float(n, "beta", e->beta, &s->p.beta));
-  TRY(attr_get_float(n, "gamma", e->gamma, &s->p.gamma));
-  if (s->kop == K_UN_GELU) {
-    const char *a;
-    TRY(attr_get_string(n, "approximate", "none", &a));
-    if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0)
-      return infer_fail(INFER_ERR_INVALID_MODEL,
-                        "Gelu: attribute approximate must be none or tanh, not '%s'", a);
-    s->p.mode = strcmp(a, "tanh") == 0;
-  } else if (s->kop == K_UN_ISINF) {
-    int64_t neg, pos;
-    TRY(attr_get_int(n, "detect_negative", 1, &neg));
-    TRY(attr_get_int(n, "detect_positive", 1, &pos));
-    s->p.mode = (pos != 0 ? 1 : 0) | (neg != 0 ? 2 : 0);
+  if (up) {
+    s->p.alpha = up->alpha;
+    s->p.beta = up->beta;
+    s->p.gamma = up->gamma;
+    s->p.mode = up->mode;
   }
   return INFER_OK;
 }
 
-static infer_status prep_binary(const node *n, const ew_entry *e, ew_state *s,
+static infer_status prep_binary(const void *params, const ew_entry *e, ew_state *s,
                                 const tensor *const *in, tensor *const *out) {
-  if (e->kind == EW_MOD) {
-    int64_t f;
-    TRY(attr_get_int(n, "fmod", 0, &f));
-    s->kop = f ? K_BIN_FMOD : K_BIN_MOD;
-  } else if (e->kind == EW_SHIFT) {
-    const char *dir;
-    TRY(attr_get_string(n, "direction", "", &dir));
-    if (strcmp(dir, "LEFT") == 0) s->kop = K_BIN_SHL;
-    else if (strcmp(dir, "RIGHT") == 0) s->kop = K_BIN_SHR;
+  if (e->kind == EW_MOD || e->kind == EW_SHIFT) {
+    if (!params)
+      return infer_fail(INFER_ERR_INTERNAL, "%s: attributes were not parsed", e->name);
+    if (e->kind == EW_MOD)
+      s->kop = ((const ew_mod_params *)params)->fmod ? K_BIN_FMOD : K_BIN_MOD;
     else
-      return infer_fail(INFER_ERR_INVALID_MODEL,
-                        "BitShift: attribute direction must be LEFT or RIGHT, not '%s'", dir);
+      s->kop = ((const ew_shift_params *)params)->left ? K_BIN_SHL : K_BIN_SHR;
   }
   s->dtype = (int)in[0]->dtype;
   s->dtype_b = (int)in[1]->dtype;
@@ -285,20 +268,19 @@ static infer_status prep_variadic(const node *n, const ew_entry *e, ew_state *s,
   return INFER_OK;
 }
 
-static infer_status prep_clip(const node *n, const ew_entry *e, ew_state *s,
+static infer_status prep_clip(const node *n, const void *params, const ew_entry *e, ew_state *s,
                               const tensor *const *in, tensor *const *out) {
   s->dtype = (int)in[0]->dtype;
   if (!k_ew_clip_supported(s->dtype)) return unsupported_dtype("Clip", in[0]->dtype);
   TRY(check_out("Clip", out[0], s->dtype));
   if (n->opset < 11) {
-    /* opsets 6-10: float attributes, floats only */
-    float lo, hi;
-    TRY(attr_get_float(n, "min", -FLT_MAX, &lo));
-    TRY(attr_get_float(n, "max", FLT_MAX, &hi));
+    /* opsets 6-10: float attributes (activation_params.h), floats only */
+    const clip6_params *cp = params;
+    if (!cp) return infer_fail(INFER_ERR_INTERNAL, "Clip: attributes were not parsed");
     if (!dtype_is_float(in[0]->dtype)) return unsupported_dtype("Clip", in[0]->dtype);
     s->has_lo = s->has_hi = 1;
-    s->lo = lo;
-    s->hi = hi;
+    s->lo = cp->lo;
+    s->hi = cp->hi;
     return INFER_OK;
   }
   for (int k = 1; k < n->n_inputs && k < 3; k++) {
@@ -340,7 +322,7 @@ static infer_status prep_cast(const ew_entry *e, ew_state *s, const tensor *cons
   return INFER_OK;
 }
 
-static infer_status prep_swiglu(const node *n, const ew_entry *e, ew_state *s,
+static infer_status prep_swiglu(const ew_unary_params *up, const ew_entry *e, ew_state *s,
                                 const tensor *const *in, tensor *const *out) {
   TRY(same_dtypes(e->name, 2, in));
   if (!dims_equal(in[0]->rank, in[0]->dims, in[1]->rank, in[1]->dims)) {
@@ -354,17 +336,19 @@ static infer_status prep_swiglu(const node *n, const ew_entry *e, ew_state *s,
   TRY(check_out(e->name, out[0], s->dtype));
   if (s->n != dims_count(in[0]->rank, in[0]->dims))
     return infer_fail(INFER_ERR_INTERNAL, "SwiGLU on the GPU: output and input sizes differ");
-  return attr_get_float(n, "alpha", e->alpha, &s->p.alpha);
+  if (!up) return infer_fail(INFER_ERR_INTERNAL, "SwiGLU: attributes were not parsed");
+  s->p.alpha = up->alpha;
+  return INFER_OK;
 }
 
 /* Storage dtypes: with fp16 storage a float32 side is float16 on the device
  * while the other side of a 4-byte BitCast keeps its 4-byte integer dtype. The
  * float32 bits are then made from / turned into float16 by k_cast, reading or
  * writing the integer buffer as float32 (dtype / dtype_b: k_cast's view). */
-static infer_status prep_bitcast(const node *n, const ew_entry *e, ew_state *s,
+static infer_status prep_bitcast(const cast_params *cp, const ew_entry *e, ew_state *s,
                                  const tensor *const *in, tensor *const *out) {
-  int64_t to;
-  TRY(attr_get_int(n, "to", -1, &to));
+  if (!cp) return infer_fail(INFER_ERR_INTERNAL, "BitCast: attributes were not parsed");
+  infer_dtype to = cp->to;
   size_t in_size = infer_dtype_size(in[0]->dtype), out_size = infer_dtype_size(out[0]->dtype);
   if (!known_dtype(in[0]->dtype)) return unsupported_dtype(e->name, in[0]->dtype);
   if (!known_dtype(out[0]->dtype)) return unsupported_dtype(e->name, out[0]->dtype);
@@ -422,18 +406,18 @@ static infer_status ew_prepare(const cuda_exec *x, const node *n, const void *pa
   if (s->n < 0 || s->bytes < 0)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: the output is too large", e->name);
   switch (e->kind) {
-    case EW_UNARY: return prep_unary(n, e, s, in, out);
+    case EW_UNARY: return prep_unary(params, e, s, in, out);
     case EW_BINARY:
     case EW_MOD:
     case EW_SHIFT:
-    case EW_POW: return prep_binary(n, e, s, in, out);
+    case EW_POW: return prep_binary(params, e, s, in, out);
     case EW_VARIADIC:
     case EW_MEAN: return prep_variadic(n, e, s, in, out);
-    case EW_CLIP: return prep_clip(n, e, s, in, out);
+    case EW_CLIP: return prep_clip(n, params, e, s, in, out);
     case EW_WHERE: return prep_where(e, s, in, out);
     case EW_CAST: return prep_cast(e, s, in, out);
-    case EW_BITCAST: return prep_bitcast(n, e, s, in, out);
-    case EW_SWIGLU: return prep_swiglu(n, e, s, in, out);
+    case EW_BITCAST: return prep_bitcast(params, e, s, in, out);
+    case EW_SWIGLU: return prep_swiglu(params, e, s, in, out);
   }
   return infer_fail(INFER_ERR_INTERNAL, "%s: unknown kind", e->name);
 }
@@ -496,11 +480,11 @@ static infer_status ew_run(const cuda_exec *x, const node *n, const void *params
 
 /* ---- the family list -------------------------------------------------------------------- */
 
-#define EW_CUDA_OP(id, NAME, KIND, KOP, A, B, G) \
+#define EW_CUDA_OP(id, NAME, KIND, KOP) \
   static const cuda_op cuda_ew_##id = {.name = NAME, .prepare = ew_prepare, .run = ew_run};
 EW_OPS(EW_CUDA_OP)
 #undef EW_CUDA_OP
 
-#define EW_PTR(id, NAME, KIND, KOP, A, B, G) &cuda_ew_##id,
+#define EW_PTR(id, NAME, KIND, KOP) &cuda_ew_##id,
 const cuda_op *const cuda_ops_elementwise[] = {EW_OPS(EW_PTR) NULL};
 #undef EW_PTR

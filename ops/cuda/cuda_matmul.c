@@ -22,6 +22,7 @@
 #include "../../kernels/gemm_bias.h"
 #include "../cuda_op.h"
 #include "../matmul_fused.h"
+#include "../matmul_params.h"
 #include "gemm_lt.h"
 
 typedef struct mm_state {
@@ -201,12 +202,9 @@ static infer_status gemm_prepare(const cuda_exec *x, const node *n, const void *
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   *state = s;
   TRY(check_dtype(in[0]->dtype, "Gemm"));
-  float alpha, beta;
-  int64_t ta, tb;
-  TRY(attr_get_float(n, "alpha", 1.0f, &alpha));
-  TRY(attr_get_float(n, "beta", 1.0f, &beta));
-  TRY(attr_get_int(n, "transA", 0, &ta));
-  TRY(attr_get_int(n, "transB", 0, &tb));
+  const gemm_params *gp = params;
+  float alpha = gp->alpha, beta = gp->beta;
+  int64_t ta = gp->trans_a, tb = gp->trans_b;
   s->alpha = alpha;
   s->trans_a = ta != 0;
   s->trans_b = tb != 0;

@@ -13,6 +13,7 @@
 #include "../../core/cuda_check.h"
 #include "../../kernels/norm.h"
 #include "../cuda_op.h"
+#include "../norm_params.h"
 
 static int64_t round_up_256(int64_t b) { return (b + 255) / 256 * 256; }
 
@@ -46,8 +47,7 @@ static infer_status bn_prepare(const cuda_exec *x, const node *n, const void *pa
       return infer_fail(
           INFER_ERR_UNSUPPORTED,
           "BatchNormalization on the GPU: output %d (training statistics) is not supported", k);
-  float eps;
-  TRY(attr_get_float(n, "epsilon", 1e-5f, &eps));
+  float eps = ((const batchnorm_params *)params)->epsilon;
   bn_state tmp;
   memset(&tmp, 0, sizeof tmp);
   if (X->rank < 1)
@@ -159,13 +159,13 @@ static infer_status rows_check_dtypes(const char *op, const tensor *const *in, i
 }
 
 /* Instance (groups = 0) and Group normalization: rows are the (n, group) blocks. */
-static infer_status group_prepare(const char *op, const node *n, int64_t groups,
+static infer_status group_prepare(const char *op, const node *n, const groupnorm_params *p,
                                   const tensor *const *in, void **state) {
+  int64_t groups = p->groups;
   const tensor *X = in[0];
   TRY(rows_check_dtypes(op, in, 2));
   if (X->rank < 2) return infer_fail(INFER_ERR_INVALID_MODEL, "%s: X must have rank >= 2", op);
-  float eps;
-  TRY(attr_get_float(n, "epsilon", 1e-5f, &eps));
+  float eps = p->epsilon;
   int64_t c = X->dims[1], sp = dims_count(X->rank - 2, X->dims + 2);
   bool instance = groups == 0;
   if (instance) groups = c;
@@ -197,17 +197,13 @@ static infer_status group_prepare(const char *op, const node *n, int64_t groups,
 static infer_status instnorm_prepare(const cuda_exec *x, const node *n, const void *params,
                                      const tensor *const *in, const tensor *const *host_in,
                                      tensor *const *out, void **state, int64_t *ws_bytes) {
-  return group_prepare("InstanceNormalization", n, 0, in, state);
+  return group_prepare("InstanceNormalization", n, params, in, state);
 }
 
 static infer_status groupnorm_prepare(const cuda_exec *x, const node *n, const void *params,
                                       const tensor *const *in, const tensor *const *host_in,
                                       tensor *const *out, void **state, int64_t *ws_bytes) {
-  int64_t groups;
-  TRY(attr_get_int(n, "num_groups", -1, &groups));
-  if (groups <= 0)
-    return infer_fail(INFER_ERR_INVALID_MODEL, "GroupNormalization: 'num_groups' must be positive");
-  return group_prepare("GroupNormalization", n, groups, in, state);
+  return group_prepare("GroupNormalization", n, params, in, state);
 }
 
 /* Where Scale / B (broadcast unidirectionally to X) live for each row element. */
@@ -246,10 +242,9 @@ static infer_status layer_prepare_common(const char *op, bool rms, const node *n
   const tensor *X = in[0];
   bool has_bias = !rms && n->n_inputs > 2 && in[2];
   TRY(rows_check_dtypes(op, in, has_bias ? 2 : 1));
-  int64_t axis_attr;
-  float eps;
-  TRY(attr_get_int(n, "axis", -1, &axis_attr));
-  TRY(attr_get_float(n, "epsilon", 1e-5f, &eps));
+  const layernorm_params *lp = n->params;
+  int64_t axis_attr = lp->axis;
+  float eps = lp->epsilon;
   int axis;
   TRY(axis_normalize(axis_attr, X->rank, "axis", &axis));
   rows_state s;

@@ -1,7 +1,8 @@
 /* cuda_pool.c: MaxPool (with the optional Indices output), AveragePool,
- * GlobalAveragePool, GlobalMaxPool and LRN on the GPU. Window geometry comes from
- * ops/conv_util.h at prepare time, exactly as the CPU op computes it; the kernels
- * are in kernels/pool.cu (global pooling is a row reduction, kernels/reduce.cu).
+ * GlobalAveragePool, GlobalMaxPool and LRN on the GPU. The attributes are the CPU
+ * op's params (ops/pool_params.h); window geometry comes from ops/conv_util.h at
+ * prepare time, exactly as the CPU op computes it; the kernels are in
+ * kernels/pool.cu (global pooling is a row reduction, kernels/reduce.cu).
  * MaxPool / AveragePool with channels_last = 1 (written by the to-channels-last
  * pass; X and Y N x H x W x C, 2-D, no Indices) run the channels-last kernels. */
 #include <stdlib.h>
@@ -10,8 +11,8 @@
 #include "../../core/cuda_check.h"
 #include "../../kernels/pool.h"
 #include "../../kernels/reduce.h"
-#include "../conv_util.h"
 #include "../cuda_op.h"
+#include "../pool_params.h"
 
 typedef struct pool_state {
   k_pool_geom g;
@@ -33,14 +34,15 @@ static bool pool_dtype_ok(infer_dtype dt, bool is_max) {
   }
 }
 
-static infer_status pool_prepare(const char *op, bool is_max, const node *n,
+/* p: the CPU op's params (ops/pool_params.h). */
+static infer_status pool_prepare(const char *op, bool is_max, const node *n, const pool_params *p,
                                  const tensor *const *in, tensor *const *out, void **state) {
   const tensor *x = in[0];
   if (!pool_dtype_ok(x->dtype, is_max))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", op,
                       infer_dtype_name(x->dtype));
-  int64_t cl = 0;
-  TRY(attr_get_int(n, "channels_last", 0, &cl));
+  if (!p) return infer_fail(INFER_ERR_INTERNAL, "%s: attributes were not parsed", op);
+  int64_t cl = p->channels_last;
   if (cl) {
     if (x->rank != 4 || out[0]->rank != 4)
       return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: channels_last = 1 supports 2-D "
@@ -58,20 +60,16 @@ static infer_status pool_prepare(const char *op, bool is_max, const node *n,
   if (nsp < 1 || nsp > WIN_MAX_SPATIAL)
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: %d spatial dims (supported: 1 to %d)",
                       op, nsp, WIN_MAX_SPATIAL);
-  win_attrs w;
-  TRY(win_attrs_parse(n, op, &w));
-  if (w.n_kernel != nsp)
+  const win_attrs *w = &p->w;
+  if (w->n_kernel != nsp)
     return infer_fail(INFER_ERR_INVALID_MODEL,
-                      "%s: kernel_shape has %d entries, the input %d spatial dims", op, w.n_kernel,
+                      "%s: kernel_shape has %d entries, the input %d spatial dims", op, w->n_kernel,
                       nsp);
-  int64_t ceil_mode, include_pad = 0, storage_order = 0;
-  TRY(attr_get_int(n, "ceil_mode", 0, &ceil_mode));
-  if (is_max)
-    TRY(attr_get_int(n, "storage_order", 0, &storage_order));
-  else
-    TRY(attr_get_int(n, "count_include_pad", 0, &include_pad));
+  /* MaxPool has no count_include_pad, AveragePool no storage_order */
+  int64_t include_pad = is_max ? 0 : p->count_include_pad;
+  int64_t storage_order = is_max ? p->storage_order : 0;
   win_geom g;
-  TRY(win_geom_forward(&w, nsp, xsp, w.kernel, ceil_mode != 0, op, &g));
+  TRY(win_geom_forward(w, nsp, xsp, w->kernel, p->ceil_mode != 0, op, &g));
   for (int i = 0; i < nsp; i++)
     if (ysp[i] != g.out[3 - nsp + i])
       return infer_fail(INFER_ERR_INTERNAL,
@@ -106,7 +104,7 @@ static infer_status maxpool_prepare(const cuda_exec *x, const node *n, const voi
                                     tensor *const *out, void **state, int64_t *ws_bytes) {
   if (n->n_outputs > 1 && out[1] && out[1]->dtype != INFER_DTYPE_INT64)
     return infer_fail(INFER_ERR_INTERNAL, "MaxPool on the GPU: Indices must be int64");
-  return pool_prepare("MaxPool", true, n, in, out, state);
+  return pool_prepare("MaxPool", true, n, params, in, out, state);
 }
 
 static infer_status maxpool_run(const cuda_exec *x, const node *n, const void *params,
@@ -126,7 +124,7 @@ static infer_status maxpool_run(const cuda_exec *x, const node *n, const void *p
 static infer_status avgpool_prepare(const cuda_exec *x, const node *n, const void *params,
                                     const tensor *const *in, const tensor *const *host_in,
                                     tensor *const *out, void **state, int64_t *ws_bytes) {
-  return pool_prepare("AveragePool", false, n, in, out, state);
+  return pool_prepare("AveragePool", false, n, params, in, out, state);
 }
 
 static infer_status avgpool_run(const cuda_exec *x, const node *n, const void *params,
@@ -203,15 +201,17 @@ static infer_status lrn_prepare(const cuda_exec *x, const node *n, const void *p
                                 const tensor *const *in, const tensor *const *host_in,
                                 tensor *const *out, void **state, int64_t *ws_bytes) {
   const tensor *t = in[0];
+  const lrn_params *p = params;
   if (!dtype_is_float(t->dtype))
     return infer_fail(INFER_ERR_UNSUPPORTED, "LRN on the GPU: dtype %s is not supported",
                       infer_dtype_name(t->dtype));
   if (t->rank < 2) return infer_fail(INFER_ERR_INVALID_MODEL, "LRN: the input must have rank >= 2");
+  if (!p) return infer_fail(INFER_ERR_INTERNAL, "LRN: attributes were not parsed");
   lrn_state tmp;
-  TRY(attr_get_float(n, "alpha", 1e-4f, &tmp.alpha));
-  TRY(attr_get_float(n, "beta", 0.75f, &tmp.beta));
-  TRY(attr_get_float(n, "bias", 1.0f, &tmp.bias));
-  TRY(attr_get_int(n, "size", -1, &tmp.size));
+  tmp.alpha = p->alpha;
+  tmp.beta = p->beta;
+  tmp.bias = p->bias;
+  tmp.size = p->size;
   if (tmp.size < 1)
     return infer_fail(INFER_ERR_INVALID_MODEL, "LRN: attribute 'size' must be given and >= 1");
   tmp.n = t->dims[0];

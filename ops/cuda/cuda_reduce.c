@@ -2,10 +2,12 @@
  * ArgMax/ArgMin, Softmax and LogSoftmax on the GPU (kernels/reduce.cu,
  * kernels/softmax.cu).
  *
- * Reductions resolve their axes at prepare time (attribute, or a constant axes
- * input; an axes input computed at run time is unsupported), merge neighbouring
- * dims as the CPU op does, and run as [outer, reduced, inner] when the reduced
- * dims are contiguous, else through the general strided kernel. */
+ * The attributes are the CPU op's params (ops/reduce_params.h). Reductions resolve
+ * their axes at prepare time as the CPU op does (reduce_axes_mask: attribute, or a
+ * constant axes input; an axes input computed at run time is unsupported), merge
+ * neighbouring dims, and run as [outer, reduced, inner] when the reduced dims are
+ * contiguous, else through the general strided kernel. Softmax takes the CPU's
+ * geometry (softmax_geometry). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,19 +15,19 @@
 #include "../../kernels/reduce.h"
 #include "../../kernels/softmax.h"
 #include "../cuda_op.h"
+#include "../reduce_params.h"
 
 /* ---- Reduce* ------------------------------------------------------------------------ */
 
 static const struct {
   const char *name;
   int kind;
-  int input_axes_since; /* opset where axes moved from attribute to input */
 } red_table[] = {
-    {"ReduceSum", K_RED_SUM, 13},       {"ReduceMean", K_RED_MEAN, 18},
-    {"ReduceMax", K_RED_MAX, 18},       {"ReduceMin", K_RED_MIN, 18},
-    {"ReduceProd", K_RED_PROD, 18},     {"ReduceL1", K_RED_L1, 18},
-    {"ReduceL2", K_RED_L2, 18},         {"ReduceSumSquare", K_RED_SUMSQ, 18},
-    {"ReduceLogSum", K_RED_LOGSUM, 18}, {"ReduceLogSumExp", K_RED_LOGSUMEXP, 18},
+    {"ReduceSum", K_RED_SUM},       {"ReduceMean", K_RED_MEAN},
+    {"ReduceMax", K_RED_MAX},       {"ReduceMin", K_RED_MIN},
+    {"ReduceProd", K_RED_PROD},     {"ReduceL1", K_RED_L1},
+    {"ReduceL2", K_RED_L2},         {"ReduceSumSquare", K_RED_SUMSQ},
+    {"ReduceLogSum", K_RED_LOGSUM}, {"ReduceLogSumExp", K_RED_LOGSUMEXP},
 };
 enum { RED_OPS = sizeof red_table / sizeof red_table[0] };
 
@@ -37,39 +39,18 @@ typedef struct red_state {
   k_reduce_geom g;
 } red_state;
 
-/* mask[i]: dim i of x is reduced (ops/reduce_ops.c's reduce_resolve). */
-static infer_status red_axes(const node *n, int split, const tensor *const *in,
+/* mask[i]: dim i of x is reduced (the CPU's reduce_axes_mask, on the host copy of a
+ * given axes input, which must be a constant). */
+static infer_status red_axes(const node *n, const reduce_params *p, const tensor *const *in,
                              const tensor *const *host_in, int rank, bool *mask) {
-  int64_t axes[INFER_MAX_RANK];
-  int count = 0;
-  int64_t noop = 0;
-  if (n->opset >= split) {
-    TRY(attr_get_int(n, "noop_with_empty_axes", 0, &noop));
-    if (n->n_inputs > 1 && in[1]) {
-      if (!host_in[1])
-        return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: the axes input must be a constant",
-                          n->op_type);
-      TRY(tensor_read_ints(host_in[1], "axes", axes, INFER_MAX_RANK, &count));
-    }
-  } else {
-    const int64_t *a;
-    int c;
-    TRY(attr_get_ints(n, "axes", &a, &c));
-    if (c > INFER_MAX_RANK)
-      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: %d axes", n->op_type, c);
-    for (int i = 0; i < c; i++) axes[i] = a[i];
-    count = c > 0 ? c : 0;
+  const tensor *axes = NULL;
+  if (p->axes_from_input && n->n_inputs > 1 && in[1]) {
+    if (!host_in[1])
+      return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: the axes input must be a constant",
+                        n->op_type);
+    axes = host_in[1];
   }
-  for (int i = 0; i < rank; i++) mask[i] = count == 0 && noop == 0;
-  for (int i = 0; i < count; i++) {
-    int ax;
-    TRY(axis_normalize(axes[i], rank, "axes entry", &ax));
-    if (mask[ax])
-      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: axis %lld is repeated", n->op_type,
-                        (long long)axes[i]);
-    mask[ax] = true;
-  }
-  return INFER_OK;
+  return reduce_axes_mask(n, p, axes, rank, mask);
 }
 
 static infer_status red_prepare(const cuda_exec *x, const node *n, const void *params,
@@ -86,8 +67,10 @@ static infer_status red_prepare(const cuda_exec *x, const node *n, const void *p
   if (!k_reduce_supported((int)X->dtype, s.kind))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", n->op_type,
                       infer_dtype_name(X->dtype));
+  if (!params)
+    return infer_fail(INFER_ERR_INTERNAL, "%s: attributes were not parsed", n->op_type);
   bool mask[INFER_MAX_RANK];
-  TRY(red_axes(n, red_table[k].input_axes_since, in, host_in, X->rank, mask));
+  TRY(red_axes(n, params, in, host_in, X->rank, mask));
   int64_t total_in = dims_count(X->rank, X->dims);
   int64_t total_out = dims_count(out[0]->rank, out[0]->dims);
   int64_t kept = 1, count = 1;
@@ -189,6 +172,7 @@ static infer_status arg_prepare(const cuda_exec *x, const node *n, const void *p
                                 const tensor *const *in, const tensor *const *host_in,
                                 tensor *const *out, void **state, int64_t *ws_bytes) {
   const tensor *X = in[0];
+  const arg_params *p = params;
   infer_dtype dt = X->dtype;
   if (!dtype_is_float(dt) && !dtype_is_signed_int(dt) &&
       !(dtype_is_unsigned_int(dt) && dt != INFER_DTYPE_BOOL))
@@ -196,18 +180,16 @@ static infer_status arg_prepare(const cuda_exec *x, const node *n, const void *p
                       infer_dtype_name(dt));
   if (X->rank < 1)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: the input must have rank >= 1", n->op_type);
-  int64_t axis_attr, last;
-  TRY(attr_get_int(n, "axis", 0, &axis_attr));
-  TRY(attr_get_int(n, "select_last_index", 0, &last));
+  if (!p) return infer_fail(INFER_ERR_INTERNAL, "%s: attributes were not parsed", n->op_type);
   int axis;
-  TRY(axis_normalize(axis_attr, X->rank, "axis", &axis));
+  TRY(axis_normalize(p->axis, X->rank, "axis", &axis));
   axis_state s;
   memset(&s, 0, sizeof s);
   s.outer = dims_count(axis, X->dims);
   s.len = X->dims[axis];
   s.inner = dims_count(X->rank - axis - 1, X->dims + axis + 1);
-  s.is_max = strcmp(n->op_type, "ArgMax") == 0;
-  s.last = last != 0;
+  s.is_max = p->is_max;
+  s.last = p->last;
   if (s.len == 0 && s.outer * s.inner != 0)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: axis %d has size 0", n->op_type, axis);
   return axis_state_new(&s, state);
@@ -228,31 +210,15 @@ static infer_status softmax_prepare(const cuda_exec *x, const node *n, const voi
                                     const tensor *const *in, const tensor *const *host_in,
                                     tensor *const *out, void **state, int64_t *ws_bytes) {
   const tensor *X = in[0];
+  const softmax_params *p = params;
   if (!dtype_is_float(X->dtype))
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: dtype %s is not supported", n->op_type,
                       infer_dtype_name(X->dtype));
-  int64_t axis_attr;
-  TRY(attr_get_int(n, "axis", n->opset >= 13 ? -1 : 1, &axis_attr));
+  if (!p) return infer_fail(INFER_ERR_INTERNAL, "%s: attributes were not parsed", n->op_type);
   axis_state s;
   memset(&s, 0, sizeof s);
-  s.log = strcmp(n->op_type, "LogSoftmax") == 0;
-  if (X->rank == 0) { /* a scalar normalizes over itself */
-    if (axis_attr != 0 && axis_attr != -1)
-      return infer_fail(INFER_ERR_INVALID_MODEL, "%s: axis %lld is out of range for a scalar",
-                        n->op_type, (long long)axis_attr);
-    s.outer = s.len = s.inner = 1;
-    return axis_state_new(&s, state);
-  }
-  int axis;
-  TRY(axis_normalize(axis_attr, X->rank, "axis", &axis));
-  s.outer = dims_count(axis, X->dims);
-  if (n->opset >= 13) { /* along the axis */
-    s.len = X->dims[axis];
-    s.inner = dims_count(X->rank - axis - 1, X->dims + axis + 1);
-  } else { /* coerced to 2-D at the axis */
-    s.len = dims_count(X->rank - axis, X->dims + axis);
-    s.inner = 1;
-  }
+  s.log = p->log;
+  TRY(softmax_geometry(n, p, X, &s.outer, &s.len, &s.inner));
   return axis_state_new(&s, state);
 }
 

@@ -242,11 +242,16 @@ infer_status gemm_plan_create(const cuda_exec *x, const gemm_problem *p_in, gemm
   return INFER_OK;
 }
 
-infer_status gemm_plan_run(const cuda_exec *x, const gemm_plan *g, const void *a, const void *b,
-                           const void *z, void *y) {
+infer_status gemm_plan_run_ws(const cuda_exec *x, const gemm_plan *g, const void *a,
+                              const void *b, const void *z, void *y, void *ws) {
   float beta = g->has_z ? g->beta : 0;
   CUBLAS_TRY(cublasLtMatmul(g->lt, g->op, &g->alpha, b, g->la, a, g->lb, &beta,
-                            g->has_z ? z : y, g->ld, y, g->ld, &g->algo, g->ws ? x->ws : NULL,
+                            g->has_z ? z : y, g->ld, y, g->ld, &g->algo, g->ws ? ws : NULL,
                             g->ws, (cudaStream_t)x->stream));
   return INFER_OK;
+}
+
+infer_status gemm_plan_run(const cuda_exec *x, const gemm_plan *g, const void *a, const void *b,
+                           const void *z, void *y) {
+  return gemm_plan_run_ws(x, g, a, b, z, y, x->ws);
 }

@@ -47,6 +47,9 @@ infer_status gemm_plan_create(const cuda_exec *x, const gemm_problem *p, gemm_pl
 /* Enqueues the product on x->stream (z may equal y: in place). ws: x->ws. */
 infer_status gemm_plan_run(const cuda_exec *x, const gemm_plan *g, const void *a, const void *b,
                            const void *z, void *y);
+/* The same with the plan's scratch at ws (a caller that keeps x->ws for itself). */
+infer_status gemm_plan_run_ws(const cuda_exec *x, const gemm_plan *g, const void *a,
+                              const void *b, const void *z, void *y, void *ws);
 void gemm_plan_release(gemm_plan *g);
 /* "cublaslt" with the epilogue, for --profile */
 const char *gemm_plan_name(const gemm_plan *g);

@@ -1,0 +1,194 @@
+// ew_chain.cu: an elementwise chain in one pass (ew_chain.h). Each thread takes one
+// 16-byte vector of the innermost dim when every input either walks that dim
+// contiguously or broadcasts over it (then the step switch and the index arithmetic are
+// paid once per 8 halves or 4 floats), else one element. The accumulators stay in
+// registers: a chain has one per element, never an indexed register file.
+#include "ew_chain.h"
+#include "k_common.cuh"
+
+#include <math.h>
+
+namespace {
+
+struct chain_args {
+  const void *in[EWC_MAX_INPUTS];
+  void *y;
+  k_ewc_geom g;
+  ewc_step steps[EWC_MAX_STEPS];
+  int n_steps;
+};
+
+__device__ __forceinline__ float binary(int op, float a, float b) {
+  switch (op) {
+    case EWC_ADD: return a + b;
+    case EWC_SUB: return a - b;
+    case EWC_MUL: return a * b;
+    case EWC_DIV: return a / b;
+    case EWC_MAX: return (a != a || b != b) ? a + b : fmaxf(a, b); // NaN kept
+    case EWC_MIN: return (a != a || b != b) ? a + b : fminf(a, b);
+    case EWC_POW: return powf(a, b);
+    default: return a;
+  }
+}
+
+__device__ __forceinline__ float unary(int op, float v, float p0, float p1) {
+  switch (op) {
+    case EWC_RELU: return v < 0.f ? 0.f : v;
+    case EWC_SIGMOID: return 1.f / (1.f + expf(-v));
+    case EWC_TANH: return tanhf(v);
+    case EWC_EXP: return expf(v);
+    case EWC_LOG: return logf(v);
+    case EWC_SQRT: return sqrtf(v);
+    case EWC_ERF: return erff(v);
+    case EWC_NEG: return -v;
+    case EWC_ABS: return fabsf(v);
+    case EWC_RECIPROCAL: return 1.f / v;
+    case EWC_GELU: return 0.5f * v * (1.f + erff(v * 0.70710678118654752440f));
+    case EWC_GELU_TANH:
+      return 0.5f * v * (1.f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+    case EWC_SWISH: return v / (1.f + expf(-p0 * v));
+    case EWC_HARD_SWISH: {
+      const float h = v * (1.f / 6.f) + 0.5f;
+      return v * (h < 0.f ? 0.f : h > 1.f ? 1.f : h);
+    }
+    case EWC_HARD_SIGMOID: {
+      const float h = p0 * v + p1;
+      return h < 0.f ? 0.f : h > 1.f ? 1.f : h;
+    }
+    case EWC_LEAKY_RELU: return v < 0.f ? p0 * v : v;
+    case EWC_CLIP: return v < p0 ? p0 : v > p1 ? p1 : v;
+    case EWC_SOFTPLUS: return v > 20.f ? v : log1pf(expf(v));
+    default: return v;
+  }
+}
+
+template <typename T, int VEC> struct vec_io;
+template <typename T> struct vec_io<T, 1> {
+  static __device__ __forceinline__ void load(const T *p, float *f) { f[0] = k_to_f(p[0]); }
+  static __device__ __forceinline__ void store(T *p, const float *f) { p[0] = k_from_f<T>(f[0]); }
+};
+template <> struct vec_io<__half, 8> {
+  static __device__ __forceinline__ void load(const __half *p, float *f) {
+    k_half8_unpack(*reinterpret_cast<const uint4 *>(p), f);
+  }
+  static __device__ __forceinline__ void store(__half *p, const float *f) {
+    *reinterpret_cast<uint4 *>(p) = k_half8_pack(f);
+  }
+};
+template <> struct vec_io<float, 4> {
+  static __device__ __forceinline__ void load(const float *p, float *f) {
+    const float4 v = *reinterpret_cast<const float4 *>(p);
+    f[0] = v.x; f[1] = v.y; f[2] = v.z; f[3] = v.w;
+  }
+  static __device__ __forceinline__ void store(float *p, const float *f) {
+    *reinterpret_cast<float4 *>(p) = make_float4(f[0], f[1], f[2], f[3]);
+  }
+};
+
+// Operand k of this vector: VEC values, from a contiguous run or one broadcast value.
+template <typename T, int VEC>
+__device__ __forceinline__ void operand(const chain_args &a, int k, const int64_t *coord, float *v) {
+  const T *p = static_cast<const T *>(a.in[k]);
+  int64_t off = a.g.offset[k];
+  for (int d = 0; d < a.g.rank; d++) off += coord[d] * a.g.strides[k][d];
+  if (VEC == 1 || a.g.strides[k][a.g.rank - 1] == 1) {
+    vec_io<T, VEC>::load(p + off, v);
+  } else {
+    const float s = k_to_f(p[off]);
+#pragma unroll
+    for (int e = 0; e < VEC; e++) v[e] = s;
+  }
+}
+
+// I: the index type, 32-bit where every offset fits (64-bit division costs ten times more)
+template <typename T, int VEC, typename I>
+__global__ void chain_kernel(const chain_args a, int64_t n_vec) {
+  for (int64_t vi = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; vi < n_vec;
+       vi += (int64_t)gridDim.x * blockDim.x) {
+    // coordinates of the vector's first element (the innermost dim advances by VEC)
+    int64_t coord[EWC_MAX_RANK];
+    I rest = (I)(vi * VEC);
+    const int64_t yoff = vi * VEC;
+    for (int d = a.g.rank - 1; d >= 0; d--) {
+      const I q = rest / (I)a.g.dims[d];
+      coord[d] = rest - q * (I)a.g.dims[d];
+      rest = q;
+    }
+    float acc[VEC], v[VEC];
+    operand<T, VEC>(a, 0, coord, acc);
+    for (int s = 0; s < a.n_steps; s++) {
+      const ewc_step st = a.steps[s];
+      if (st.op < EWC_BINARY_END) {
+        if (st.operand == EWC_IMMEDIATE) {
+#pragma unroll
+          for (int e = 0; e < VEC; e++) v[e] = st.p0;
+        } else {
+          operand<T, VEC>(a, st.operand, coord, v);
+        }
+#pragma unroll
+        for (int e = 0; e < VEC; e++)
+          acc[e] = st.swap ? binary(st.op, v[e], acc[e]) : binary(st.op, acc[e], v[e]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) acc[e] = unary(st.op, acc[e], st.p0, st.p1);
+      }
+    }
+    vec_io<T, VEC>::store(static_cast<T *>(a.y) + yoff, acc);
+  }
+}
+
+template <typename T, int VEC>
+cudaError_t chain_go(const chain_args &a, int64_t n, cudaStream_t s) {
+  const int64_t n_vec = n / VEC;
+  if (n < ((int64_t)1 << 31))
+    chain_kernel<T, VEC, uint32_t><<<k_blocks(n_vec, 256), 256, 0, s>>>(a, n_vec);
+  else
+    chain_kernel<T, VEC, int64_t><<<k_blocks(n_vec, 256), 256, 0, s>>>(a, n_vec);
+  return cudaGetLastError();
+}
+
+// Whether every input walks the innermost dim contiguously or broadcasts over it, the
+// innermost dim holds whole vectors, and every contiguous input's vectors are aligned.
+bool vectorizable(const k_ewc_geom *g, const void *const *in, const void *y, int vec, size_t es) {
+  const int last = g->rank - 1;
+  if (g->dims[last] % vec) return false;
+  if ((uintptr_t)y % 16) return false;
+  for (int k = 0; k < g->n_in; k++) {
+    const int64_t ls = g->strides[k][last];
+    if (ls != 0 && ls != 1) return false;
+    if (ls == 1) {
+      if ((uintptr_t)in[k] % 16 || (g->offset[k] * (int64_t)es) % 16) return false;
+      for (int d = 0; d < last; d++)
+        if ((g->strides[k][d] * (int64_t)es) % 16) return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+extern "C" cudaError_t k_ew_chain(int dtype, const void *const *in, void *y, const k_ewc_geom *g,
+                                  const ewc_step *steps, int n_steps, cudaStream_t stream) {
+  if (g->rank < 1 || g->rank > EWC_MAX_RANK || g->n_in < 1 || g->n_in > EWC_MAX_INPUTS ||
+      n_steps < 0 || n_steps > EWC_MAX_STEPS)
+    return cudaErrorInvalidValue;
+  int64_t n = 1;
+  for (int d = 0; d < g->rank; d++) n *= g->dims[d];
+  if (n == 0) return cudaSuccess;
+  chain_args a;
+  for (int k = 0; k < g->n_in; k++) a.in[k] = in[k];
+  a.y = y;
+  a.g = *g;
+  for (int s = 0; s < n_steps; s++) a.steps[s] = steps[s];
+  a.n_steps = n_steps;
+  switch (dtype) {
+    case K_F16:
+      return vectorizable(g, in, y, 8, 2) ? chain_go<__half, 8>(a, n, stream)
+                                          : chain_go<__half, 1>(a, n, stream);
+    case K_F32:
+      return vectorizable(g, in, y, 4, 4) ? chain_go<float, 4>(a, n, stream)
+                                          : chain_go<float, 1>(a, n, stream);
+    case K_BF16: return chain_go<__nv_bfloat16, 1>(a, n, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}

@@ -1,0 +1,8 @@
+/* conv_family.c: the convolution family's list (kept apart from the ops, which share
+ * conv.c's helpers, so that no two files call each other). */
+#include "op.h"
+
+extern const op_desc op_conv, op_conv_transpose; /* conv.c */
+extern const op_desc op_fused_conv;                /* conv_fused.c */
+
+const op_desc *const ops_conv[] = {&op_conv, &op_conv_transpose, &op_fused_conv, NULL};

@@ -1,0 +1,214 @@
+/* conv_algo_search.c: the measured choice of one Conv / FusedConv step's algorithm
+ * and implementation at build time (cuda_conv.h): cuDNN's search, then the timing of
+ * the epilogue variants and of the alternative implementations (conv_alt.h). */
+#include <string.h>
+
+#include "../../kernels/conv_epilogue.h"
+#include "cuda_conv.h"
+
+/* Runs the convolution with its epilogue once: the fused cuDNN call, or the
+ * convolution and the epilogue kernel. y doubles as z here (build-time scratch). */
+static bool run_variant(const cuda_exec *x, const conv_state *s, bool fused, const void *xb,
+                        const void *w, const void *bias, void *yb, void *wsb) {
+  const conv_descs *d = &s->d;
+  cudaStream_t st = (cudaStream_t)x->stream;
+  if (fused)
+    return cudnnConvolutionBiasActivationForward(
+               x->cudnn, DESCS_ONE(d), d->x, xb, d->w, w, d->conv, s->algo, wsb, s->algo_ws,
+               s->has_z ? DESCS_ONE(d) : DESCS_ZERO(d), d->y, yb, d->b, bias, s->actd, d->y,
+               yb) == CUDNN_STATUS_SUCCESS;
+  if (cudnnConvolutionForward(x->cudnn, DESCS_ONE(d), d->x, xb, d->w, w, d->conv, s->algo, wsb,
+                              s->algo_ws, DESCS_ZERO(d), d->y, yb) != CUDNN_STATUS_SUCCESS)
+    return false;
+  return k_conv_epilogue(s->kdt, yb, bias, s->has_z ? yb : NULL, s->count, s->channels, s->inner,
+                         s->act, s->alpha, s->beta, st) == cudaSuccess;
+}
+
+/* Median-free but warm timing of one variant: 0 cuDNN convolution + epilogue kernel,
+ * 1 cuDNN's fused call, 2 the alternative `a` (state as, scratch aws). -1 when it
+ * fails. Three runs after one warm-up, on the build's scratch buffers. */
+static float time_variant(const cuda_exec *x, const conv_state *s, int variant,
+                          const conv_alt *a, void *as, void *aws, const void *xb,
+                          const void *w, const void *bias, void *yb, void *wsb) {
+  cudaStream_t st = (cudaStream_t)x->stream;
+  cudaEvent_t e[2];
+  if (cudaEventCreate(&e[0]) != cudaSuccess) return -1;
+  if (cudaEventCreate(&e[1]) != cudaSuccess) {
+    cudaEventDestroy(e[0]);
+    return -1;
+  }
+  bool ok = true;
+  float ms = -1;
+  for (int r = 0; r < 4 && ok; r++) {
+    if (r == 1) cudaEventRecord(e[0], st);
+    if (variant < 2)
+      ok = run_variant(x, s, variant == 1, xb, w, bias, yb, wsb);
+    else
+      ok = a->run(x, as, xb, w, s->prob.has_bias ? bias : NULL, s->has_z ? yb : NULL, yb,
+                  aws) == INFER_OK;
+  }
+  cudaEventRecord(e[1], st);
+  if (ok && cudaEventSynchronize(e[1]) == cudaSuccess &&
+      cudaEventElapsedTime(&ms, e[0], e[1]) == cudaSuccess)
+    ms /= 3;
+  else
+    ms = -1;
+  cudaEventDestroy(e[0]);
+  cudaEventDestroy(e[1]);
+  cudaGetLastError();
+  return ms;
+}
+
+/* Test hook: config cuda.conv_impl=<name of an alternative> takes that alternative,
+ * untimed, wherever it takes the problem, so that tests reach each implementation
+ * whatever the timing on their small shapes would pick. Builds with it set use no
+ * algorithm cache. */
+const char *conv_forced_impl(const cuda_exec *x) {
+  return config_get(x->cfg, "cuda.conv_impl");
+}
+
+/* Makes alternative a the step's implementation without timing it: false when it does
+ * not take the problem or needs more scratch than the workspace limit allows. */
+bool conv_take_alt(const cuda_exec *x, conv_state *s, const conv_alt *a) {
+  void *as = NULL;
+  int64_t ws = 0;
+  if (!s->prob_ok || a->prepare(x, &s->prob, &as, &ws) != INFER_OK ||
+      (x->ws_limit > 0 && ws > x->ws_limit)) {
+    cudaGetLastError();
+    if (as && a->release) a->release(as);
+    return false;
+  }
+  s->alt = a;
+  s->alt_state = as;
+  s->alt_ws = ws;
+  return true;
+}
+
+static bool forced_variant(const cuda_exec *x, conv_state *s) {
+  const char *f = conv_forced_impl(x);
+  for (int i = 0; f && conv_alts[i]; i++)
+    if (strcmp(conv_alts[i]->name, f) == 0) return conv_take_alt(x, s, conv_alts[i]);
+  return false;
+}
+
+/* Picks the fastest of: convolution + epilogue kernel, cuDNN's fused call (where it
+ * takes the activation), and each alternative implementation that takes the problem. */
+static void choose_variant(const cuda_exec *x, conv_state *s, const void *xb, const void *w,
+                           const void *bias, void *yb, void *wsb) {
+  if (forced_variant(x, s)) return;
+  /* an input clamp (x_max) leaves cuDNN out: only alternatives take it */
+  float best = s->prob.has_x_max ? -1 : time_variant(x, s, 0, NULL, NULL, NULL, xb, w, bias, yb, wsb);
+  if (s->actd && !s->prob.has_x_max) {
+    float f = time_variant(x, s, 1, NULL, NULL, NULL, xb, w, bias, yb, wsb);
+    if (f >= 0 && (best < 0 || f <= best)) {
+      best = f;
+      s->use_fused = true;
+    }
+  }
+  for (int i = 0; s->prob_ok && conv_alts[i]; i++) {
+    const conv_alt *a = conv_alts[i];
+    void *as = NULL, *aws = NULL;
+    int64_t ws = 0;
+    if (a->prepare(x, &s->prob, &as, &ws) != INFER_OK) {
+      cudaGetLastError();
+      continue;
+    }
+    float t = -1;
+    bool fits = x->ws_limit <= 0 || ws <= x->ws_limit;
+    if (fits && (ws <= 0 || cudaMalloc(&aws, (size_t)ws) == cudaSuccess))
+      t = time_variant(x, s, 2, a, as, aws, xb, w, bias, yb, wsb);
+    if (aws) cudaFree(aws);
+    cudaGetLastError();
+    if (t >= 0 && (best < 0 || t < best)) {
+      if (s->alt && s->alt->release) s->alt->release(s->alt_state);
+      s->alt = a;
+      s->alt_state = as;
+      s->alt_ws = ws;
+      best = t;
+    } else if (a->release) {
+      a->release(as);
+    }
+  }
+}
+
+infer_status conv_choose_algo(const cuda_exec *x, conv_state *s, const tensor *const *in,
+                              int64_t y_bytes) {
+  cudnnHandle_t h = x->cudnn;
+  /* Measured search on real buffers: scratch input/output allocated only here,
+   * at build time. */
+  int64_t x_bytes = 1;
+  for (int i = 0; i < s->rank; i++) x_bytes *= s->padded_dims[i];
+  x_bytes *= (int64_t)infer_dtype_size(in[0]->dtype);
+  void *xb = NULL, *yb = NULL, *wsb = NULL, *wb = NULL;
+  size_t ws_limit = x->ws_limit > 0 ? (size_t)x->ws_limit : (size_t)1 << 30;
+  infer_status st = INFER_OK;
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  /* weights that are a graph input (not constant) get a scratch copy for the search */
+  const void *w = in[1]->data;
+  if (!w && cudaMalloc(&wb, (size_t)tensor_nbytes(in[1]) + 1) == cudaSuccess) {
+    cudaMemsetAsync(wb, 0, (size_t)tensor_nbytes(in[1]) + 1, (cudaStream_t)x->stream);
+    w = wb;
+  }
+  if (!w || cudaMalloc(&xb, (size_t)x_bytes) != cudaSuccess || cudaMalloc(&yb, (size_t)y_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "Conv: no device memory for the algorithm search");
+    goto out;
+  }
+  /* a workspace as large as the largest algorithm asks, capped */
+  size_t want = 0;
+  for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; a++) {
+    size_t sz = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(h, s->d.x, s->d.w, s->d.conv, s->d.y,
+                                                (cudnnConvolutionFwdAlgo_t)a, &sz) == CUDNN_STATUS_SUCCESS &&
+        sz > want && sz <= ws_limit)
+      want = sz;
+  }
+  if (want && cudaMalloc(&wsb, want) != cudaSuccess) {
+    cudaGetLastError();
+    want = 0;
+    wsb = NULL;
+  }
+  cudaMemsetAsync(xb, 0, (size_t)x_bytes, (cudaStream_t)x->stream);
+  cudnnStatus_t cs = cudnnFindConvolutionForwardAlgorithmEx(
+      h, s->d.x, xb, s->d.w, w, s->d.conv, s->d.y, yb, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+      perf, wsb, want);
+  if (cs != CUDNN_STATUS_SUCCESS) {
+    st = infer_fail(INFER_ERR_DEVICE, "cudnnFindConvolutionForwardAlgorithmEx failed: %s",
+                    cudnnGetErrorString(cs));
+    goto out;
+  }
+  /* The measured search can come back empty when other threads hold the device
+   * busy (each trial failing); cuDNN's heuristics then choose without running. */
+  bool measured = false;
+  for (int i = 0; i < found; i++) measured |= perf[i].status == CUDNN_STATUS_SUCCESS;
+  if (!measured &&
+      cudnnGetConvolutionForwardAlgorithm_v7(h, s->d.x, s->d.w, s->d.conv, s->d.y,
+                                             CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+                                             perf) != CUDNN_STATUS_SUCCESS)
+    found = 0;
+  st = infer_fail(INFER_ERR_UNSUPPORTED, "Conv: cuDNN has no algorithm for this convolution");
+  for (int i = 0; i < found; i++) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > want) continue;
+    /* fp32 means IEEE fp32: results that used TF32 tensor cores are skipped */
+    if (x->precision == INFER_PRECISION_FP32 && !s->d.is_double &&
+        perf[i].mathType == CUDNN_TENSOR_OP_MATH && in[0]->dtype == INFER_DTYPE_FLOAT32)
+      continue;
+    s->algo = perf[i].algo;
+    s->algo_ws = perf[i].memory;
+    cudnnSetConvolutionMathType(s->d.conv, perf[i].mathType);
+    st = INFER_OK;
+    break;
+  }
+  if (st == INFER_OK && s->kdt)
+    choose_variant(x, s, xb, w, in[2] && in[2]->data ? in[2]->data : s->zero_bias, yb, wsb);
+  if (st == INFER_OK && s->prob.has_x_max && !s->alt)
+    st = infer_fail(INFER_ERR_UNSUPPORTED, "FusedConv with input_max: none of the GPU "
+                    "convolutions that clamp their input takes this one");
+out:
+  if (wb) cudaFree(wb);
+  if (xb) cudaFree(xb);
+  if (yb) cudaFree(yb);
+  if (wsb) cudaFree(wsb);
+  return st;
+}
