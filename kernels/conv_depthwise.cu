@@ -148,7 +148,7 @@ __device__ __forceinline__ void dw_strips(const dw_args &a, const float *sw, int
           dw_load<V, true>(xr + (int64_t)iw * a.c, xv);
           if (a.clamp_x)
 #pragma unroll
-            for (int v = 0; v < V; v++) xv[v] = fminf(xv[v], a.x_max);
+            for (int v = 0; v < V; v++) xv[v] = xv[v] > a.x_max ? a.x_max : xv[v]; // NaN kept
           // column j is tap s = j - p * SW of output p
 #pragma unroll
           for (int p = 0; p < DW_PX; p++) {
@@ -176,7 +176,7 @@ __device__ __forceinline__ void dw_strips(const dw_args &a, const float *sw, int
             dw_load<V, true>(xr + (int64_t)iw * a.c, xv);
             if (a.clamp_x)
 #pragma unroll
-              for (int v = 0; v < V; v++) xv[v] = fminf(xv[v], a.x_max);
+              for (int v = 0; v < V; v++) xv[v] = xv[v] > a.x_max ? a.x_max : xv[v]; // NaN kept
 #pragma unroll
             for (int v = 0; v < V; v++) acc[p][v] = fmaf(xv[v], wv[v], acc[p][v]);
           }

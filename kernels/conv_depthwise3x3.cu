@@ -68,7 +68,7 @@ template <int SW> __global__ void __launch_bounds__(DW3_THREADS, 4) dw3_kernel(c
       k_half8_unpack(__ldg(reinterpret_cast<const uint4 *>(xr + (int64_t)iw * a.c)), xv);
       if (a.clamp_x)
 #pragma unroll
-        for (int v = 0; v < 8; v++) xv[v] = fminf(xv[v], a.x_max);
+        for (int v = 0; v < 8; v++) xv[v] = xv[v] > a.x_max ? a.x_max : xv[v]; // NaN kept
 #pragma unroll
       for (int p = 0; p < DW3_PX; p++) {
         const int s = j - p * SW; // column j is tap s of output p
