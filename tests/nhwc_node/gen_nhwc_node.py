@@ -9,7 +9,8 @@ inputs with poisoned device memory, --diff):
   every float arithmetic op, the small operand first or second;
 - Reduce* over the middle axes of [N, H, W, C] / [N, L, C] (kernels/reduce_mid.cu),
   a long one too (several chunks and the second pass);
-- BatchNormalization on [N, C] (channels last: k_bn_apply's vector path).
+- BatchNormalization on [N, C] (channels last; with constant parameters the pass
+  bn-to-affine makes it a FusedChain, otherwise k_bn_apply's vector path runs).
 
 The ONNX suite's own cases have C <= 5, too narrow for the 16-byte vectors; these have
 C = 32, 24 (multiples of 8), 20, 3 and 264, spatial sizes that are no multiple of any

@@ -14,7 +14,7 @@ no multiple of any block size), C = 32, 24 (multiples of 8) and 20 (not):
             ReduceMax axes [2, 3] (attribute) and ReduceSum axes [2, 3] (input); Mul by
             the sigmoid of the max
   D (C 40): Concat of C's two maps, BatchNormalization + Relu (not foldable: after a
-            Concat), 1x1 Conv
+            Concat; bn-to-affine and fuse-elementwise make it one FusedChain), 1x1 Conv
   head:     GlobalAveragePool, Flatten, Concat with the flattened ReduceMax / ReduceSum
             ([2, 56]), BatchNormalization (2-D, so channels are the last axis) + Relu;
             BatchNormalization of the ReduceSum alone ([2, 20])
