@@ -8,7 +8,8 @@
  * elementwise ops whose other operand can be made channels-last (a same-shape value
  * through a Transpose, a constant transposed at build); Concat on the channel axis;
  * 2-D MaxPool (without Indices) and AveragePool (-> channels_last = 1);
- * GlobalAveragePool / GlobalMaxPool (-> ReduceMean / ReduceMax over H and W); and the
+ * GlobalAveragePool / GlobalMaxPool (-> ReduceMean / ReduceMax over H and W); Reduce*
+ * with keepdims = 1 and attribute or constant axes (the axes mapped to NHWC); and the
  * NCHW <-> NHWC Transposes around plain NHWC work become Identities (layout_noop). Every
  * other reader of a channels-last value reads an NCHW copy made by one Transpose, and
  * a converted node never writes a graph output, so the graph's interface is
@@ -411,6 +412,52 @@ static infer_status shuffle_cl(cl_state *s, int i, const int *readers, bool *don
   return INFER_OK;
 }
 
+static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+                                         "ReduceProd", "ReduceL1", "ReduceL2",
+                                         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
+                                         NULL};
+
+/* A Reduce* with keepdims = 1 of a channels-last value: the same reduction over the
+ * NHWC positions of its axes (H, W -> 1, 2: the squeeze of squeeze-excitation reads the
+ * NHWC data in place instead of an NCHW copy). Axes from the attribute, or from a
+ * constant axes input (a permuted copy is made). *done stays false when the node does
+ * not qualify (a computed axes input, keepdims = 0). */
+static infer_status convert_reduce(cl_state *s, int i, bool *done) {
+  graph *g = s->g;
+  node *n = &g->nodes[i];
+  *done = false;
+  int64_t keep = 1;
+  if (attr_get_int(n, "keepdims", 1, &keep) != INFER_OK || keep != 1) return INFER_OK;
+  int64_t axes[4];
+  int count = 0;
+  bool from_input = n->n_inputs > 1 && n->inputs[1] >= 0;
+  if (from_input) {
+    const value *av = &g->values[n->inputs[1]];
+    if (av->kind != VALUE_CONSTANT || !av->t.data ||
+        tensor_read_ints(&av->t, "axes", axes, 4, &count) != INFER_OK)
+      return INFER_OK;
+  } else {
+    const int64_t *a;
+    int c;
+    if (attr_get_ints(n, "axes", &a, &c) != INFER_OK || c > 4) return INFER_OK;
+    for (int k = 0; k < c; k++) axes[k] = a[k];
+    count = c > 0 ? c : 0;
+  }
+  for (int k = 0; k < count; k++)
+    if ((axes[k] = cl_axis(axes[k])) < 0) return INFER_OK;
+  if (from_input && count > 0) {
+    int c = int_constant(s, g->nodes[i].inputs[1], "_nhwc_axes", axes, count);
+    OOM_IF(c < 0);
+    g->nodes[i].inputs[1] = c;
+  } else if (count > 0) {
+    TRY(pass_set_attr_ints(&g->nodes[i], "axes", axes, count));
+    TRY(pass_reparse(&g->nodes[i]));
+  }
+  output_cl(s, i);
+  *done = true;
+  return INFER_OK;
+}
+
 static infer_status visit(cl_state *s, int i) {
   graph *g = s->g;
   bool noop = false;
@@ -488,6 +535,13 @@ static infer_status visit(cl_state *s, int i) {
     TRY(pass_reparse(n));
     output_cl(s, i);
     return INFER_OK;
+  }
+  if (any_cl && y_ok && node_in(n, reduce_ops) && s->is_cl[n->inputs[0]] &&
+      is_4d_float(g, n->inputs[0])) {
+    bool done = false;
+    TRY(convert_reduce(s, i, &done));
+    if (done) return INFER_OK;
+    n = &g->nodes[i];
   }
   bool gap = pass_node_is(n, "GlobalAveragePool"), gmp = !gap && pass_node_is(n, "GlobalMaxPool");
   if (any_cl && y_ok && (gap || gmp) && s->is_cl[n->inputs[0]]) {

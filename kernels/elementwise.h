@@ -111,6 +111,12 @@ int k_ew_binary_out_dtype(int op, int dtype);
  * (variadic accumulation). */
 cudaError_t k_ew_binary(int op, int dtype, const void *a, const void *b, void *y,
                         const k_ew_geom *g, cudaStream_t stream);
+/* Whether k_ew_binary runs (op, dtype, g) through its row-broadcast path: float32 or
+ * float16 arithmetic (not the comparisons) where y is [B, M, K] (or [M, K]), one input
+ * laid out like y and the other [B, 1, K] (or [1, K]), as channels-last data times a
+ * per-image, per-channel vector. Any alignment (the vector width adapts); results are
+ * those of the general path, bit for bit. */
+int k_ew_binary_rows_applies(int op, int dtype, const k_ew_geom *g);
 
 /* Pow with base and exponent of different numeric dtypes (ONNX opset 12+): the
  * output has the base's dtype. Two integer dtypes: exact integer power wrapping

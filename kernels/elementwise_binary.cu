@@ -4,6 +4,7 @@
 // Div truncates toward zero, division or modulo by zero gives 0, INT_MIN / -1
 // wraps; Max / Min propagate NaN.
 #include "elementwise_impl.cuh"
+#include "k_rows.cuh"
 
 #define K_W typename k_wide<C>::type
 
@@ -153,6 +154,145 @@ K_BITWISE(bin_bitxor, ^)
   X(K_BIN_SHL, bin_shl) X(K_BIN_SHR, bin_shr) X(K_BIN_BITAND, bin_bitand)                \
   X(K_BIN_BITOR, bin_bitor) X(K_BIN_BITXOR, bin_bitxor)
 
+// ---- row broadcast: y [B, M, K] = a op b where one operand is laid out like y and the
+// other is [B, 1, K] (or [1, K] against [M, K]): channels-last data times a per-image,
+// per-channel vector (squeeze-excitation's [N, H, W, C] * [N, 1, 1, C]) or plus a
+// per-channel constant ([1, 1, 1, C]). Through the 2-D launch of k_rows.cuh: 16-byte
+// vectors where K and the pointers allow, the small operand's vector loaded once per
+// thread, no division per element. The same functor as the general path, so the same
+// bits.
+
+template <class F, typename T, int V>
+struct bin_rows_f {
+  typedef k_vec<T, V> vec;
+  typedef vec param;
+  typedef vec item;
+  F f;
+  const T *big, *small;
+  T *y;
+  int64_t small_b; /* vectors between the small operand's batches (0: one for all) */
+  int small_is_a;
+  __device__ __forceinline__ param param_at(int64_t b, int c) const {
+    return ((const vec *)small)[b * small_b + c];
+  }
+  __device__ __forceinline__ item load(int64_t i) const { return ((const vec *)big)[i]; }
+  __device__ __forceinline__ void store(int64_t i, const item &v, const param &p) const {
+    vec r;
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      const T lhs = small_is_a ? p.v[e] : v.v[e], rhs = small_is_a ? v.v[e] : p.v[e];
+      r.v[e] = f(lhs, rhs);
+    }
+    ((vec *)y)[i] = r;
+  }
+};
+
+struct bin_rows_shape {
+  int64_t nb, m, k;
+  int big; /* 0: a is laid out like y, 1: b */
+  int per_batch; /* the small operand has a vector per batch */
+};
+
+// Whether g is a row broadcast (see above).
+static bool bin_rows_match(const k_ew_geom *g, bin_rows_shape *r) {
+  if (g->n_in != 2 || g->flat || g->scalar[0] || g->scalar[1]) return false;
+  for (int big = 0; big < 2; big++) {
+    const int64_t *bs = g->strides[big], *ss = g->strides[1 - big];
+    if (g->rank == 2) {
+      const int64_t k = g->dims[1];
+      if (bs[0] == k && bs[1] == 1 && ss[0] == 0 && ss[1] == 1) {
+        *r = {1, g->dims[0], k, big, 0};
+        return true;
+      }
+    } else if (g->rank == 3) {
+      const int64_t m = g->dims[1], k = g->dims[2];
+      if (bs[0] == m * k && bs[1] == k && bs[2] == 1 && ss[0] == k && ss[1] == 0 && ss[2] == 1) {
+        *r = {g->dims[0], m, k, big, 1};
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+template <class OP, typename T, int V>
+static cudaError_t bin_rows_go(const void *a, const void *b, void *y, const bin_rows_shape &r,
+                               cudaStream_t s) {
+  bin_rows_f<bin_f<OP, T, KC_F>, T, V> f;
+  f.big = (const T *)(r.big == 0 ? a : b);
+  f.small = (const T *)(r.big == 0 ? b : a);
+  f.y = (T *)y;
+  f.small_b = r.per_batch ? r.k / V : 0;
+  f.small_is_a = r.big == 1;
+  return k_rows_run(f, r.nb, r.m, r.k / V, s);
+}
+
+// Widths instantiated: 8, 2, 1 halves; 4, 1 floats.
+template <class OP, typename T>
+static cudaError_t bin_rows_typed(const void *a, const void *b, void *y,
+                                  const bin_rows_shape &r, cudaStream_t s) {
+  const unsigned widths = sizeof(T) == 2 ? (1u << 8 | 1u << 2) : (1u << 4);
+  switch (k_rows_vec(r.k, (int)sizeof(T), widths, a, b, y)) {
+    case 8:
+      if constexpr (sizeof(T) == 2) return bin_rows_go<OP, T, 8>(a, b, y, r, s);
+      break;
+    case 4:
+      if constexpr (sizeof(T) == 4) return bin_rows_go<OP, T, 4>(a, b, y, r, s);
+      break;
+    case 2:
+      if constexpr (sizeof(T) == 2) return bin_rows_go<OP, T, 2>(a, b, y, r, s);
+      break;
+    default: break;
+  }
+  return bin_rows_go<OP, T, 1>(a, b, y, r, s);
+}
+
+// The ops the row path has: every float arithmetic op.
+template <class OP> static constexpr bool bin_rows_has() {
+  return OP::template ok<KC_F>() && !OP::to_bool;
+}
+
+template <class OP>
+static bool bin_rows_op(int dtype, const void *a, const void *b, void *y,
+                        const bin_rows_shape &r, cudaStream_t s, cudaError_t *err) {
+  if constexpr (!bin_rows_has<OP>()) {
+    return false;
+  } else {
+    if (dtype == K_F16) *err = bin_rows_typed<OP, __half>(a, b, y, r, s);
+    else if (dtype == K_F32) *err = bin_rows_typed<OP, float>(a, b, y, r, s);
+    else return false;
+    return true;
+  }
+}
+
+// Runs the row-broadcast path when (op, dtype, g) is one for it: true, *err the launch
+// status; false otherwise.
+static bool bin_rows_try(int op, int dtype, const void *a, const void *b, void *y,
+                         const k_ew_geom *g, cudaStream_t s, cudaError_t *err) {
+  bin_rows_shape r;
+  if ((dtype != K_F16 && dtype != K_F32) || !bin_rows_match(g, &r) || r.k > 0x7fffffff)
+    return false;
+  switch (op) {
+#define K_CASE(code, sname) \
+    case code: return bin_rows_op<sname>(dtype, a, b, y, r, s, err);
+    K_ARITH_OPS(K_CASE)
+#undef K_CASE
+    default: return false;
+  }
+}
+
+extern "C" int k_ew_binary_rows_applies(int op, int dtype, const k_ew_geom *g) {
+  bin_rows_shape r;
+  if ((dtype != K_F16 && dtype != K_F32) || !bin_rows_match(g, &r) || r.k > 0x7fffffff) return 0;
+  switch (op) {
+#define K_CASE(code, sname) \
+    case code: return bin_rows_has<sname>();
+    K_ARITH_OPS(K_CASE)
+#undef K_CASE
+    default: return 0;
+  }
+}
+
 static bool is_compare(int op) { return op >= K_BIN_EQ && op < K_BIN_COUNT; }
 
 extern "C" int k_ew_binary_supported(int op, int dtype) {
@@ -174,6 +314,8 @@ extern "C" cudaError_t k_ew_binary(int op, int dtype, const void *a, const void 
   if (g->n_in != 2 || !k_ew_binary_supported(op, dtype)) return cudaErrorInvalidValue;
   if (g->n <= 0) return cudaSuccess;
   if (is_compare(op)) return k_ew_compare(op, dtype, a, b, y, g, stream);
+  cudaError_t rows_err;
+  if (bin_rows_try(op, dtype, a, b, y, g, stream, &rows_err)) return rows_err;
   switch (op) {
 #define K_CASE(code, sname) case code: return bin_run<sname>(dtype, a, b, y, g, stream);
     K_ARITH_OPS(K_CASE)

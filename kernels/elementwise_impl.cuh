@@ -79,7 +79,7 @@ __host__ __device__ static inline int k_ew_category(int dt) {
 
 // N elements loaded or stored as one access in the contiguous fast path.
 #define K_EW_VEC 4
-template <typename T, int N> struct alignas(sizeof(T) * N) k_vec { T v[N]; };
+// (k_vec: k_common.cuh)
 
 static inline bool k_aligned(const void *p, size_t bytes) {
   return ((uintptr_t)p % bytes) == 0;

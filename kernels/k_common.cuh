@@ -42,6 +42,10 @@ __device__ __forceinline__ uint4 k_half8_pack(const float *f) {
   return u;
 }
 
+// N elements of T as one aligned access (N * sizeof(T) of 4, 8 or 16 bytes loads or
+// stores in one instruction).
+template <typename T, int N> struct alignas(sizeof(T) * N) k_vec { T v[N]; };
+
 static inline unsigned k_blocks(int64_t n, int threads) {
   int64_t b = (n + threads - 1) / threads;
   // grid-stride loops cover the rest

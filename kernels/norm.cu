@@ -1,9 +1,11 @@
-// norm.cu: BatchNormalization as a per-channel affine map (one thread per element),
+// norm.cu: BatchNormalization as a per-channel affine map (one thread per element, or
+// rows of channels for channels-last data),
 // and row normalizations (one warp per row up to 1024 elements, else one block per
 // row) for Instance/Group/Layer/RMS normalization.
 #include <type_traits>
 
 #include "k_reduce.cuh"
+#include "k_rows.cuh"
 #include "norm.h"
 
 namespace {
@@ -19,28 +21,107 @@ __global__ void bn_params_kernel(int64_t c, int gdt, const void *g, int bdt, con
   }
 }
 
+// y = x * scale + shift, then Relu when asked: the one expression both BatchNorm paths
+// use, so they give the same bits. Relu acts on the stored value as the Relu op would
+// (x < 0 ? 0 : x: NaN and -0 pass), so BN then Relu fused gives what the two ops give.
+template <typename T, typename P>
+__device__ __forceinline__ T bn_value(P x, P scale, P shift, bool relu) {
+  T o = k_store_as<T, P>(x * scale + shift);
+  if (relu && k_load_as<P>(o) < (P)0) o = k_store_as<T, P>((P)0);
+  return o;
+}
+
 template <typename T, typename P, typename I>
 __global__ void bn_apply_kernel(const T *__restrict__ x, T *__restrict__ y, I n, I c, I s,
-                                const P *__restrict__ scale, const P *__restrict__ shift) {
+                                const P *__restrict__ scale, const P *__restrict__ shift,
+                                bool relu) {
   for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
     const I ch = (i / s) % c;
-    y[i] = k_store_as<T, P>(k_load_as<P>(x[i]) * scale[ch] + shift[ch]);
+    y[i] = bn_value<T, P>(k_load_as<P>(x[i]), scale[ch], shift[ch], relu);
   }
+}
+
+// Channels-last (s = 1: x is [n, c]): rows of c channels through the 2-D launch of
+// k_rows.cuh, V channels per access, a thread's scale and shift loaded once for all its
+// rows, no division per element.
+template <typename T, int V>
+struct bn_rows_f {
+  typedef k_vec<T, V> vec;
+  struct param {
+    float scale[V], shift[V];
+  };
+  typedef vec item;
+  const T *x;
+  T *y;
+  const float *scale, *shift;
+  bool relu;
+  __device__ __forceinline__ param param_at(int64_t, int c) const {
+    param p;
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      p.scale[e] = scale[(int64_t)c * V + e];
+      p.shift[e] = shift[(int64_t)c * V + e];
+    }
+    return p;
+  }
+  __device__ __forceinline__ item load(int64_t i) const { return ((const vec *)x)[i]; }
+  __device__ __forceinline__ void store(int64_t i, const item &v, const param &p) const {
+    vec r;
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      r.v[e] = bn_value<T, float>(k_load_as<float>(v.v[e]), p.scale[e], p.shift[e], relu);
+    ((vec *)y)[i] = r;
+  }
+};
+
+template <typename T, int V>
+cudaError_t bn_rows_go(int64_t n, int64_t c, const void *x, void *y, const void *scale,
+                       const void *shift, bool relu, cudaStream_t st) {
+  bn_rows_f<T, V> f;
+  f.x = (const T *)x;
+  f.y = (T *)y;
+  f.scale = (const float *)scale;
+  f.shift = (const float *)shift;
+  f.relu = relu;
+  return k_rows_run(f, 1, n, c / V, st);
+}
+
+// Widths instantiated: 8, 2, 1 for 2-byte types; 4, 1 floats.
+template <typename T>
+cudaError_t bn_rows(int64_t n, int64_t c, const void *x, void *y, const void *scale,
+                    const void *shift, bool relu, cudaStream_t st) {
+  const unsigned widths = sizeof(T) == 2 ? (1u << 8 | 1u << 2) : (1u << 4);
+  switch (k_rows_vec(c, (int)sizeof(T), widths, x, y, NULL)) {
+    case 8:
+      if constexpr (sizeof(T) == 2) return bn_rows_go<T, 8>(n, c, x, y, scale, shift, relu, st);
+      break;
+    case 4:
+      if constexpr (sizeof(T) == 4) return bn_rows_go<T, 4>(n, c, x, y, scale, shift, relu, st);
+      break;
+    case 2:
+      if constexpr (sizeof(T) == 2) return bn_rows_go<T, 2>(n, c, x, y, scale, shift, relu, st);
+      break;
+    default: break;
+  }
+  return bn_rows_go<T, 1>(n, c, x, y, scale, shift, relu, st);
 }
 
 template <typename T, typename P>
 cudaError_t bn_go(int64_t n, int64_t c, int64_t s, const void *x, void *y, const void *scale,
-                  const void *shift, cudaStream_t st) {
+                  const void *shift, bool relu, cudaStream_t st) {
   const int64_t total = n * c * s;
   if (total <= 0) return cudaSuccess;
+  if constexpr (std::is_same<P, float>::value) {
+    if (s == 1 && c <= 0x7fffffff) return bn_rows<T>(n, c, x, y, scale, shift, relu, st);
+  }
   const unsigned b = k_blocks(total, 256);
   if (total < ((int64_t)1 << 30))
     bn_apply_kernel<T, P, uint32_t><<<b, 256, 0, st>>>((const T *)x, (T *)y, (uint32_t)total,
                                                        (uint32_t)c, (uint32_t)s, (const P *)scale,
-                                                       (const P *)shift);
+                                                       (const P *)shift, relu);
   else
-    bn_apply_kernel<T, P, int64_t>
-        <<<b, 256, 0, st>>>((const T *)x, (T *)y, total, c, s, (const P *)scale, (const P *)shift);
+    bn_apply_kernel<T, P, int64_t><<<b, 256, 0, st>>>((const T *)x, (T *)y, total, c, s,
+                                                      (const P *)scale, (const P *)shift, relu);
   return cudaGetLastError();
 }
 
@@ -251,16 +332,24 @@ extern "C" cudaError_t k_bn_params(int64_t c, int gamma_dt, const void *gamma, i
   return cudaGetLastError();
 }
 
+extern "C" cudaError_t k_bn_apply_act(int dtype, int64_t n, int64_t c, int64_t s, const void *x,
+                                      void *y, const void *scale, const void *shift, int act,
+                                      cudaStream_t stream) {
+  if (act != 0 && act != 1) return cudaErrorInvalidValue;
+  const bool relu = act == 1;
+  switch (dtype) {
+    case K_F32: return bn_go<float, float>(n, c, s, x, y, scale, shift, relu, stream);
+    case K_F16: return bn_go<__half, float>(n, c, s, x, y, scale, shift, relu, stream);
+    case K_BF16: return bn_go<__nv_bfloat16, float>(n, c, s, x, y, scale, shift, relu, stream);
+    case K_F64: return bn_go<double, double>(n, c, s, x, y, scale, shift, relu, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
 extern "C" cudaError_t k_bn_apply(int dtype, int64_t n, int64_t c, int64_t s, const void *x,
                                   void *y, const void *scale, const void *shift,
                                   cudaStream_t stream) {
-  switch (dtype) {
-    case K_F32: return bn_go<float, float>(n, c, s, x, y, scale, shift, stream);
-    case K_F16: return bn_go<__half, float>(n, c, s, x, y, scale, shift, stream);
-    case K_BF16: return bn_go<__nv_bfloat16, float>(n, c, s, x, y, scale, shift, stream);
-    case K_F64: return bn_go<double, double>(n, c, s, x, y, scale, shift, stream);
-    default: return cudaErrorInvalidValue;
-  }
+  return k_bn_apply_act(dtype, n, c, s, x, y, scale, shift, 0, stream);
 }
 
 extern "C" cudaError_t k_norm_rows(int dtype, int64_t rows, int64_t len, const void *x, void *y,

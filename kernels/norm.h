@@ -25,6 +25,12 @@ cudaError_t k_bn_params(int64_t c, int gamma_dt, const void *gamma, int beta_dt,
  * shift are float (double when dtype is float64). float32/16, bfloat16, float64. */
 cudaError_t k_bn_apply(int dtype, int64_t n, int64_t c, int64_t s, const void *x, void *y,
                        const void *scale, const void *shift, cudaStream_t stream);
+/* k_bn_apply then act: 0 none, 1 Relu (applied to the stored value as the Relu op does:
+ * x < 0 ? 0 : x, NaN passes), so one pass gives the bits of BatchNormalization followed
+ * by Relu. s = 1 (channels-last data as [n, c], or 2-D input) runs a vectorized kernel
+ * without a division per element; same bits as the general one. */
+cudaError_t k_bn_apply_act(int dtype, int64_t n, int64_t c, int64_t s, const void *x, void *y,
+                           const void *scale, const void *shift, int act, cudaStream_t stream);
 
 /* Where a row's affine parameter (Scale or B) lives for in-row element i of row r. */
 enum k_aff_mode {

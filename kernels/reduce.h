@@ -54,6 +54,28 @@ typedef struct k_reduce_geom {
 cudaError_t k_reduce_strided(int dtype, int kind, const k_reduce_geom *g, const void *x, void *y,
                              cudaStream_t stream);
 
+/* ---- the middle axis of [outer, r, inner], inner > 1 (kernels/reduce_mid.cu) ----------
+ * NHWC data over H and W (outer = N, r = H*W, inner = C), faster than k_reduce_3d there:
+ * each element is read once, up to 16 bytes at a time along inner, the sums kept in
+ * fp32; r is split into `chunks` chunks that blocks reduce in parallel, and a second
+ * pass combines the chunks' partial results (in the workspace) in chunk order. No
+ * atomics: for one engine (shapes, chunk count and x's alignment fixed) results repeat
+ * exactly run to run. They can differ from k_reduce_3d's in the last bits (summation
+ * order; Max/Min not). Same semantics otherwise (NaN propagation, Mean = sum / r). */
+
+/* float32 and float16, every kind but LogSumExp. */
+int k_reduce_mid_supported(int dtype, int kind);
+/* The chunk count for a GPU of sm_count multiprocessors, and in *ws_bytes the workspace
+ * k_reduce_mid then needs (0 for one chunk). 0 when the shape is not one for
+ * k_reduce_mid (inner <= 1, r < 1, sizes past its index range). Build time only (it
+ * queries the device's occupancy). */
+int64_t k_reduce_mid_chunks(int dtype, int64_t outer, int64_t r, int64_t inner, int sm_count,
+                            int64_t *ws_bytes);
+/* y[o * inner + i] reduces x[o, :, i]; ws: the bytes k_reduce_mid_chunks named (NULL
+ * when 0). r >= 1. */
+cudaError_t k_reduce_mid(int dtype, int kind, int64_t outer, int64_t r, int64_t inner,
+                         int64_t chunks, const void *x, void *y, void *ws, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -60,7 +60,8 @@ static float time_variant(const cuda_exec *x, const conv_state *s, int variant,
 }
 
 /* Test hook: config cuda.conv_impl=<name of an alternative> takes that alternative,
- * untimed, wherever it takes the problem, so that tests reach each implementation
+ * untimed, wherever it takes the problem (cudnn+epi: the convolution and the epilogue
+ * kernel), so that tests reach each implementation
  * whatever the timing on their small shapes would pick. Builds with it set use no
  * algorithm cache. */
 const char *conv_forced_impl(const cuda_exec *x) {
@@ -86,6 +87,9 @@ bool conv_take_alt(const cuda_exec *x, conv_state *s, const conv_alt *a) {
 
 static bool forced_variant(const cuda_exec *x, conv_state *s) {
   const char *f = conv_forced_impl(x);
+  /* "cudnn+epi": cuDNN's convolution and our epilogue kernel (kernels/conv_epilogue.cu),
+   * except where an input clamp needs an alternative */
+  if (f && strcmp(f, "cudnn+epi") == 0 && !s->prob.has_x_max) return true;
   for (int i = 0; f && conv_alts[i]; i++)
     if (strcmp(conv_alts[i]->name, f) == 0) return conv_take_alt(x, s, conv_alts[i]);
   return false;

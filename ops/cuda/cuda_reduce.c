@@ -6,7 +6,9 @@
  * their axes at prepare time as the CPU op does (reduce_axes_mask: attribute, or a
  * constant axes input; an axes input computed at run time is unsupported), merge
  * neighbouring dims, and run as [outer, reduced, inner] when the reduced dims are
- * contiguous, else through the general strided kernel. Softmax takes the CPU's
+ * contiguous, else through the general strided kernel. [outer, reduced, inner] with
+ * inner > 1 (NHWC data over H and W, outer = N, inner = C) goes to the channels-last
+ * kernel k_reduce_mid where it takes the dtype and kind. Softmax takes the CPU's
  * geometry (softmax_geometry). */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@ typedef struct red_state {
   bool nothing; /* no output elements */
   bool strided;
   int64_t outer, r, inner;
+  int64_t mid_chunks; /* > 0: k_reduce_mid with this many chunks */
   k_reduce_geom g;
 } red_state;
 
@@ -130,6 +133,11 @@ static infer_status red_prepare(const cuda_exec *x, const node *n, const void *p
       s.r = g->rd[0];
       s.inner = g->rs[0];
       s.outer = total_in / (s.r * s.inner);
+      if (s.inner > 1 && k_reduce_mid_supported((int)X->dtype, s.kind)) {
+        int64_t ws = 0;
+        s.mid_chunks = k_reduce_mid_chunks((int)X->dtype, s.outer, s.r, s.inner, x->sm_count, &ws);
+        if (s.mid_chunks > 0) *ws_bytes = ws;
+      }
     } else {
       s.strided = true;
     }
@@ -147,6 +155,9 @@ static infer_status red_run(const cuda_exec *x, const node *n, const void *param
   if (s->strided)
     CUDA_LAUNCH_TRY(
         k_reduce_strided((int)in[0]->dtype, s->kind, &s->g, in[0]->data, out[0]->data, st));
+  else if (s->mid_chunks > 0)
+    CUDA_LAUNCH_TRY(k_reduce_mid((int)in[0]->dtype, s->kind, s->outer, s->r, s->inner,
+                                 s->mid_chunks, in[0]->data, out[0]->data, x->ws, st));
   else
     CUDA_LAUNCH_TRY(k_reduce_3d((int)in[0]->dtype, s->kind, s->outer, s->r, s->inner, in[0]->data,
                                 out[0]->data, st));
@@ -230,8 +241,15 @@ static infer_status softmax_run(const cuda_exec *x, const node *n, const void *p
   return INFER_OK;
 }
 
-#define RED_OP(sym, opname) \
-  static const cuda_op sym = {.name = opname, .prepare = red_prepare, .run = red_run}
+/* --profile and --verbose name the channels-last kernel */
+static const char *red_impl(const void *state) {
+  const red_state *s = state;
+  return s && s->mid_chunks > 0 ? "reduce-nhwc" : "kernel";
+}
+
+#define RED_OP(sym, opname)                                                     \
+  static const cuda_op sym = {                                                  \
+      .name = opname, .prepare = red_prepare, .run = red_run, .impl = red_impl}
 RED_OP(cuda_reduce_sum, "ReduceSum");
 RED_OP(cuda_reduce_mean, "ReduceMean");
 RED_OP(cuda_reduce_max, "ReduceMax");
