@@ -8,11 +8,20 @@
  * - build: after the passes and the plan, prepares the engine for this device (weights,
  *   algorithm choices, device memory plan) into *state (released with `release`).
  * - context_create: per-thread state (arena, stream, staging) into *ctx.
- * - set_input: copies input `index` (dtype and shape validated; t->dims[0] may be a
- *   smaller flexible batch) into the context.
+ * - set_input: copies input `index` (dtype and shape validated against what the caller
+ *   feeds, engine_input_tensor: uint8 NHWC for an image input; t->dims[0] may be a
+ *   smaller flexible batch) into the context, into the memory input_buffer hands out.
+ * - input_buffer / output_buffer: the context's host memory of input / output `index`
+ *   (validated; the output's shape is static), which the caller fills / reads in place;
+ *   input_buffer makes it the input's source (dropping a device binding) at the full
+ *   build shape. Contents persist between runs.
  * - bind_input / bind_output: device-memory binding (NULL in a table: unsupported).
- * - run: one run on the inputs set or bound; afterwards `output` hands out output
- *   `index` (owned by the context) for the run's batch `run_batch` (0: the build's).
+ * - enqueue: starts one run on the inputs set or bound and returns; a failure there
+ *   means nothing is in flight. wait: waits for it (called exactly once after each
+ *   successful enqueue, possibly from another thread) and returns the run's status with
+ *   its message set on the waiting thread. The CPU computes the run inside enqueue.
+ *   After a successful wait `output` hands out output `index` (owned by the context)
+ *   for the run's batch `run_batch` (0: the build's).
  * - profile: per-step figures of the last run when the engine was built profiling.
  */
 #ifndef INFER_BACKEND_H
@@ -40,11 +49,14 @@ typedef struct backend {
   infer_status (*context_create)(infer_engine *e, void **ctx);
   void (*context_release)(void *ctx);
   infer_status (*set_input)(void *ctx, int index, const infer_tensor *t);
+  infer_status (*input_buffer)(void *ctx, int index, void **ptr);
+  infer_status (*output_buffer)(void *ctx, int index, const void **ptr);
   infer_status (*bind_input)(void *ctx, int index, const void *device_ptr);
   infer_status (*bind_output)(void *ctx, int index, void *device_ptr);
   bool (*input_bound)(const void *ctx, int index);
   bool (*output_bound)(const void *ctx, int index);
-  infer_status (*run)(void *ctx);
+  infer_status (*enqueue)(void *ctx);
+  infer_status (*wait)(void *ctx);
   infer_status (*health)(const void *ctx);
   infer_status (*output)(void *ctx, int index, int64_t run_batch, infer_tensor *out);
   infer_status (*profile)(void *ctx, infer_step_profile *steps);

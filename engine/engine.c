@@ -8,6 +8,7 @@
 #include "../ops/op.h"
 #include "backend.h"
 #include "engine_internal.h"
+#include "image_input.h"
 #include "passes.h"
 #include "../core/status.h"
 
@@ -105,6 +106,7 @@ static infer_status engine_build(infer_engine *e) {
   TRY(graph_validate(g));
   TRY(build_bind_ops(g));
   TRY(build_bind_inputs(g, o, e->be->computes_run_batch));
+  TRY(image_input_bind(e));
   int before = graph_live_nodes(g);
   TRY(pass_infer_and_fold(g, &e->dynamic));
   log_info(&o->log, "pass infer-and-fold: nodes %d -> %d%s", before, graph_live_nodes(g),
@@ -169,6 +171,8 @@ infer_status infer_engine_load(const char *model_path, const infer_options *opts
   }
   e->opts.shapes = NULL; /* only needed while building */
   e->opts.n_shapes = 0;
+  e->opts.images = NULL;
+  e->opts.n_images = 0;
   e->be = backend_for(e->opts.device);
   if (!e->be) {
     config_clear(&e->opts.cfg);
@@ -184,11 +188,15 @@ infer_status infer_engine_load(const char *model_path, const infer_options *opts
     if (opts) {
       with_shapes.shapes = opts->shapes;
       with_shapes.n_shapes = opts->n_shapes;
+      with_shapes.images = opts->images;
+      with_shapes.n_images = opts->n_images;
     }
     e->opts = with_shapes;
     s = engine_build(e);
     e->opts.shapes = NULL;
     e->opts.n_shapes = 0;
+    e->opts.images = NULL;
+    e->opts.n_images = 0;
     e->opts.cache_path = NULL; /* the caller's options own it and may go first */
   }
   if (s != INFER_OK) {
@@ -207,6 +215,7 @@ void infer_engine_release(infer_engine *e) {
   plan_free(&e->mem);
   free(e->steps);
   free(e->buffer_of);
+  free(e->image);
   free(e);
 }
 
@@ -230,7 +239,12 @@ infer_status infer_engine_input_info(const infer_engine *e, int index, const cha
                                      infer_tensor *info) {
   if (!e || index < 0 || index >= e->g->n_inputs)
     return infer_fail(INFER_ERR_INVALID_ARGUMENT, "input index %d out of range", index);
-  return value_info(e, e->g->inputs[index], name, info);
+  TRY(value_info(e, e->g->inputs[index], name, info));
+  if (info) { /* what the caller feeds: an image input's uint8 NHWC */
+    *info = *engine_input_tensor(e, index);
+    info->data = NULL;
+  }
+  return INFER_OK;
 }
 
 infer_status infer_engine_output_info(const infer_engine *e, int index, const char **name,

@@ -16,6 +16,14 @@ typedef struct input_shape {
   infer_tensor value; /* data != NULL: the input is a build-time constant (owned) */
 } input_shape;
 
+/* infer_options_set_input_image: input `index` is fed as uint8 NHWC (engine/image_input.c) */
+#define IMAGE_MAX_CHANNELS 16
+typedef struct image_request {
+  int index;
+  int channels;
+  float mean[IMAGE_MAX_CHANNELS], std[IMAGE_MAX_CHANNELS];
+} image_request;
+
 struct infer_options {
   infer_device device;
   int device_index;
@@ -32,6 +40,8 @@ struct infer_options {
    * in an engine's copy only while it builds */
   char *cache_path;
   config cfg; /* infer_options_set_config entries; the engine holds a copy */
+  int n_images;
+  image_request *images; /* owned by the options; an engine's copy only while it builds */
 };
 
 struct infer_engine {
@@ -49,6 +59,9 @@ struct infer_engine {
   char rows_why[320];
   infer_build_timing build_time;
   int *buffer_of; /* value id -> plan buffer index, -1 if not planned */
+  /* per graph input, NULL when no input is an image input: channels > 0 when input i is
+   * fed as uint8 NHWC (`feed`: its dtype and dims) and normalized by the engine */
+  struct image_feed *image;
   const struct backend *be; /* the device's backend (engine/backend.h) */
   void *be_state;           /* its build */
 };

@@ -22,6 +22,7 @@ void infer_options_release(infer_options *o) {
     free(o->shapes[i].value.data);
   }
   free(o->shapes);
+  free(o->images);
   free(o->cache_path);
   config_clear(&o->cfg);
   free(o);

@@ -139,6 +139,26 @@ INFER_API infer_status infer_options_set_input_constant_at(infer_options *o, int
                                                            const infer_tensor *t);
 /* Value for every symbolic first (batch) dim not bound otherwise. */
 INFER_API infer_status infer_options_set_batch(infer_options *o, int64_t batch);
+/* 8-bit image input: input `index` (counted as for infer_options_set_input_shape_at),
+ * which the model takes as float32 [N, C, H, W], is fed as uint8 [N, H, W, C] instead
+ * (channels last, as image decoders give pixels: a quarter of the bytes to move). The
+ * engine computes y = (x / 255 - mean[c]) / std[c] in float32 for every element, as
+ * torchvision's ToTensor and Normalize do, and the layout change: on the GPU in the
+ * first kernel of the run (an fp16 channels-last engine takes the NHWC bytes straight
+ * into the first convolution's layout, with no transpose), on the CPU in C at the start
+ * of each run.
+ * - channels: the model's C, 1 to 16 (checked at build); mean and std: `channels`
+ *   values each (copied; NULL: mean 0 and std 1, i.e. x / 255 only); std > 0 and all
+ *   values finite, else INFER_ERR_INVALID_ARGUMENT. channels 0 turns the option off.
+ * - From then on the engine's input `index` IS the uint8 tensor: infer_engine_input_info
+ *   reports uint8 [N, H, W, C], and infer_context_set_input, infer_context_input_buffer
+ *   and infer_context_bind_input_device take it. A flexible batch works as for the
+ *   float input.
+ * - An input that is not float32 of rank 4 with C channels, or that is fixed by
+ *   infer_options_set_input_constant_at, fails the build with INFER_ERR_INVALID_ARGUMENT
+ *   naming it. */
+INFER_API infer_status infer_options_set_input_image(infer_options *o, int index, int channels,
+                                                     const float *mean, const float *std);
 /* 0 quiet, 1 verbose: the passes and the plan are described on the log. */
 INFER_API infer_status infer_options_set_verbose(infer_options *o, int level);
 /* CUDA: capture each context's run into a CUDA graph and replay it (default 1). */
@@ -223,18 +243,24 @@ INFER_API int infer_engine_output_index(const infer_engine *e, const char *name)
  * threads, each with its own context. A context must be used by one thread at a
  * time; infer_context_run refuses (INFER_ERR_INVALID_ARGUMENT) a call that overlaps
  * a run of the same context on another thread, and other overlapping calls on one
- * context are undefined. */
+ * context are undefined. Several contexts of one engine share its weights (never
+ * copied per context); each holds its own intermediates, scratch and staging
+ * (infer_engine_memory), and on CUDA its own stream: their runs proceed concurrently on
+ * the device, the copies of one under the compute of another. */
 
 typedef struct infer_context infer_context;
 
 /* *out owned by the caller: infer_context_release (before the engine's). */
 INFER_API infer_status infer_context_create(infer_engine *e, infer_context **out);
 INFER_API void infer_context_release(infer_context *c);
-/* Copies `t` into the context. Its dtype and shape must match the engine's input,
- * except that the batch dim may be smaller (see infer_engine_max_batch); the message
- * names the input, expected and actual on a mismatch. */
+/* Copies `t` into the context (into the input's buffer, infer_context_input_buffer).
+ * Its dtype and shape must match the engine's input (infer_engine_input_info: uint8
+ * NHWC for an image input), except that the batch dim may be smaller (see
+ * infer_engine_max_batch); the message names the input, expected and actual on a
+ * mismatch. */
 INFER_API infer_status infer_context_set_input(infer_context *c, int index,
                                                const infer_tensor *t);
+/* One run, waited for: infer_context_enqueue then infer_context_wait (below). */
 INFER_API infer_status infer_context_run(infer_context *c);
 /* INFER_OK while the context is usable; after a device error inside a run it
  * returns that failure for good (a service can then report itself unready). The
@@ -242,11 +268,67 @@ INFER_API infer_status infer_context_run(infer_context *c);
  * On the CPU a failed run is not sticky: the status stays INFER_OK and the next
  * run with valid inputs succeeds; outputs are unreadable until then. */
 INFER_API infer_status infer_context_status(const infer_context *c);
-/* After a successful run: *out describes output `index`; out->data is owned by
- * the context and valid until the next run or release. An output bound to device
+/* After a successful run (or wait): *out describes output `index`; out->data is owned
+ * by the context and valid until the next run (enqueue) or release. An output bound to device
  * memory (below) is not readable here: INFER_ERR_INVALID_ARGUMENT, naming it. */
 INFER_API infer_status infer_context_get_output(infer_context *c, int index,
                                                 infer_tensor *out);
+
+/* Asynchronous runs: infer_context_enqueue starts a run of the inputs set (or written in
+ * place, or bound) and returns; infer_context_wait waits until it is done and returns its
+ * status. infer_context_run is the two in one call.
+ * - enqueue fails only when the run cannot start: an input not set, a context failed
+ *   for good, a run already in flight (enqueue twice without a wait:
+ *   INFER_ERR_INVALID_ARGUMENT), an overlapping call from another thread. Then nothing
+ *   is in flight and there is nothing to wait for. After a successful enqueue call wait
+ *   exactly once: it returns the run's status (every failure of the run itself is
+ *   reported there, with its message on the waiting thread) and makes the outputs
+ *   readable. wait with no run in flight is INFER_ERR_INVALID_ARGUMENT.
+ * - CUDA: enqueue puts the whole run (input copies and casts, every step, output
+ *   copies) on the context's stream and returns without waiting for the device; wait
+ *   synchronizes that stream. The calling thread is free meanwhile.
+ * - CPU: enqueue computes the whole run before it returns (synchronously); wait
+ *   returns its status at once. Code written for either device works on both.
+ * - While a run is in flight (from a successful enqueue to its wait) only
+ *   infer_context_wait, infer_context_status and infer_context_release may be called on
+ *   the context; every other call on it (set_input, the buffers, bindings, get_output,
+ *   timing, profile, enqueue, run) is refused with INFER_ERR_INVALID_ARGUMENT saying a
+ *   run is in flight. The caller must not write an input buffer (below) or a bound
+ *   input while a run is in flight: the device may be reading it. Release waits for a
+ *   run in flight and drops its result.
+ * - enqueue and its wait may be called from different threads when the caller orders
+ *   them (e.g. through a mutex-protected queue): the context is still used by one
+ *   thread at a time. */
+INFER_API infer_status infer_context_enqueue(infer_context *c);
+INFER_API infer_status infer_context_wait(infer_context *c);
+
+/* In-place buffers: host memory owned by the context that the caller writes inputs into
+ * and reads outputs from, with no copy by the library: on CUDA the pinned staging the
+ * device copies read and write, on the CPU the input's and output's own slots in the
+ * context's memory (an image input's uint8 staging). The pointer and size never change
+ * for the context's life; the memory is freed by infer_context_release.
+ * - infer_context_input_buffer: *ptr and *bytes of input `index`, in the engine's dtype
+ *   and shape (infer_engine_input_info; C order; uint8 NHWC for an image input). The
+ *   call makes the buffer the input's source: every later run reads the input from the
+ *   buffer's contents when it is enqueued, until infer_context_set_input (which copies
+ *   into the same memory, so both may be mixed) or a device binding takes over. A
+ *   device binding of the input is dropped. Write the whole input before the first run;
+ *   runs never write the buffer, so its contents stay from one run to the next. A run
+ *   from the buffer takes the engine's full shape (the build batch, for a flexible
+ *   batch).
+ * - infer_context_output_buffer: *ptr and *bytes of output `index` at the engine's shape
+ *   (model dtype, C order). After each successful wait it holds that run's output (the
+ *   first rows, for a smaller flexible batch) until the next enqueue; the same bytes
+ *   infer_context_get_output points at. Read it only. Refused (INFER_ERR_INVALID_ARGUMENT)
+ *   for an output bound to device memory or whose shape is known only at run time.
+ * - Write and read them only while no run is in flight: before the enqueue, after
+ *   the wait.
+ * - An input fixed by infer_options_set_input_constant_at has no buffer
+ *   (INFER_ERR_INVALID_ARGUMENT). */
+INFER_API infer_status infer_context_input_buffer(infer_context *c, int index, void **ptr,
+                                                  int64_t *bytes);
+INFER_API infer_status infer_context_output_buffer(infer_context *c, int index,
+                                                   const void **ptr, int64_t *bytes);
 
 /* Device-memory binding (like ONNX Runtime's IoBinding): input/output `index` is
  * read from / written to caller memory on the GPU, with no host copy.

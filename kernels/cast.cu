@@ -6,6 +6,8 @@
 // - integer -> float rounds once (int64 -> float32 directly, not via double);
 //   int64 -> float16 / bfloat16 goes through double as the CPU does;
 // - anything -> bool is v != 0 (NaN -> true); bool reads as 0 / 1.
+// Also the graph edges: float32 NCHW -> float16 NHWC in one pass, and 8-bit images
+// (uint8 NHWC) normalized into float32 / float16, NCHW or NHWC.
 #include <type_traits>
 
 #include "cast.h"
@@ -175,5 +177,60 @@ extern "C" cudaError_t k_cast_f32_nchw_to_f16_nhwc(const float *src, void *dst, 
   if (n * hw == 0 || c == 0) return cudaSuccess;
   cast_nchw_to_nhwc_kernel<<<k_blocks(n * hw, 256), 256, 0, stream>>>(src, (__half *)dst, n, c,
                                                                        hw);
+  return cudaGetLastError();
+}
+
+// 8-bit images: ToTensor's division by 255, then Normalize's subtraction and division,
+// in float32 (IEEE division: the CPU's numbers), rounded once to the storage type.
+template <typename D> __device__ __forceinline__ D image_store(float v) {
+  if constexpr (std::is_same<D, __half>::value) return __float2half_rn(v);
+  else return v;
+}
+
+// NHWC to NHWC: the same element order, one thread per element (coalesced both ways).
+template <typename D>
+__global__ void image_nhwc_kernel(const uint8_t *src, D *dst, int64_t total, int c,
+                                  k_image_norm norm) {
+  K_GRID_STRIDE(i, total) {
+    int k = (int)(i % c);
+    dst[i] = image_store<D>(((float)src[i] / 255.0f - norm.mean[k]) / norm.std[k]);
+  }
+}
+
+// NHWC to NCHW: one thread per pixel; its C bytes are contiguous, and neighbouring
+// threads write neighbouring elements of each channel plane.
+template <typename D>
+__global__ void image_nchw_kernel(const uint8_t *src, D *dst, int64_t pixels, int64_t hw, int c,
+                                  k_image_norm norm) {
+  K_GRID_STRIDE(p, pixels) {
+    int64_t b = p / hw, j = p % hw;
+    const uint8_t *s = src + p * c;
+    D *d = dst + b * c * hw + j;
+    for (int k = 0; k < c; k++)
+      d[k * hw] = image_store<D>(((float)s[k] / 255.0f - norm.mean[k]) / norm.std[k]);
+  }
+}
+
+extern "C" cudaError_t k_image_u8_nhwc(const uint8_t *src, int dst_dtype, void *dst, int dst_nhwc,
+                                       int64_t n, int64_t hw, int c, const k_image_norm *norm,
+                                       cudaStream_t stream) {
+  if (c < 1 || c > K_IMAGE_MAX_CHANNELS || (dst_dtype != K_F32 && dst_dtype != K_F16))
+    return cudaErrorInvalidValue;
+  int64_t pixels = n * hw;
+  if (pixels == 0) return cudaSuccess;
+  if (dst_nhwc) {
+    int64_t total = pixels * c;
+    unsigned b = k_blocks(total, 256);
+    if (dst_dtype == K_F16)
+      image_nhwc_kernel<__half><<<b, 256, 0, stream>>>(src, (__half *)dst, total, c, *norm);
+    else
+      image_nhwc_kernel<float><<<b, 256, 0, stream>>>(src, (float *)dst, total, c, *norm);
+  } else {
+    unsigned b = k_blocks(pixels, 256);
+    if (dst_dtype == K_F16)
+      image_nchw_kernel<__half><<<b, 256, 0, stream>>>(src, (__half *)dst, pixels, hw, c, *norm);
+    else
+      image_nchw_kernel<float><<<b, 256, 0, stream>>>(src, (float *)dst, pixels, hw, c, *norm);
+  }
   return cudaGetLastError();
 }

@@ -21,6 +21,18 @@ cudaError_t k_cast(int src_dtype, const void *src, int dst_dtype, void *dst, int
 cudaError_t k_cast_f32_nchw_to_f16_nhwc(const float *src, void *dst, int64_t n, int64_t c,
                                         int64_t hw, cudaStream_t stream);
 
+/* 8-bit images in (infer_options_set_input_image): per channel k of C <= 16,
+ * y = (x / 255 - mean[k]) / std[k] in float32, rounded once to dst_dtype (K_F32 or
+ * K_F16). src is uint8 N x H x W x C; dst is N x C x H x W, or N x H x W x C when
+ * dst_nhwc (the layout of an fp16 channels-last engine's first convolution: no
+ * transpose at all). hw = H * W. cudaErrorInvalidValue for another dtype or C. */
+#define K_IMAGE_MAX_CHANNELS 16
+typedef struct k_image_norm {
+  float mean[K_IMAGE_MAX_CHANNELS], std[K_IMAGE_MAX_CHANNELS];
+} k_image_norm;
+cudaError_t k_image_u8_nhwc(const uint8_t *src, int dst_dtype, void *dst, int dst_nhwc, int64_t n,
+                            int64_t hw, int c, const k_image_norm *norm, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

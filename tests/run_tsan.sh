@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# run_tsan.sh SRC_DIR [ONNX_TESTS_DIR]: builds test_threads with ThreadSanitizer in a
-# temporary CPU-only build of SRC_DIR, runs it, and fails on any ThreadSanitizer
-# warning (or a failing test). Exit 77 (skip) when the compiler cannot link
+# run_tsan.sh SRC_DIR [ONNX_TESTS_DIR]: builds test_threads, test_async and infer with
+# ThreadSanitizer in a temporary CPU-only build of SRC_DIR, runs test_threads, test_async
+# (contexts in threads through enqueue / wait and their in-place buffers) and
+# `infer --bench --streams 2` (two streams, checked against a set_input run), and fails
+# on any ThreadSanitizer warning (or a failing run). Exit 77 (skip) when the compiler cannot link
 # -fsanitize=thread. Takes a minute or two on 2 cores.
 #
 # OpenBLAS is not instrumented; no report has come from it so far (2026-11-30), so
@@ -37,25 +39,38 @@ t0=$(date +%s)
 $cmake -S "$src" -B "$tmp/build" -DINFER_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug \
   "-DCMAKE_C_FLAGS=$flags" -DINFER_ONNX_TESTS_DIR="$data" "${extra[@]}" >"$tmp/configure.log" 2>&1 ||
   { cat "$tmp/configure.log"; echo "FAIL: configure"; exit 1; }
-$cmake --build "$tmp/build" --target test_threads -j "${JOBS:-2}" >"$tmp/build.log" 2>&1 ||
+$cmake --build "$tmp/build" --target test_threads test_async infer -j "${JOBS:-2}" >"$tmp/build.log" 2>&1 ||
   { tail -40 "$tmp/build.log"; echo "FAIL: build"; exit 1; }
 echo "tsan build: $(( $(date +%s) - t0 )) s"
 
-t0=$(date +%s)
-log="$tmp/tsan.log"
-# history_size: longer stacks for the earlier access of a race
-TSAN_OPTIONS="history_size=4 halt_on_error=0 ${TSAN_OPTIONS:-}" \
-  "${norand[@]}" "$tmp/build/tests/test_threads" ${TSAN_TEST_ARGS:---heavy-iters 1 --rounds 150} \
-  >"$log" 2>&1
-rc=$?
-echo "tsan run: rc=$rc in $(( $(date +%s) - t0 )) s"
-grep -vE '^(==|    #|  [A-Z])' "$log" | grep -v '^$' | head -40
-warnings=$(grep -c 'WARNING: ThreadSanitizer' "$log")
-if [ "$warnings" -ne 0 ]; then
-  echo "FAIL: $warnings ThreadSanitizer warnings; the first:"
-  awk '/WARNING: ThreadSanitizer/{on=1} on{print; n++} n>=80{exit}' "$log"
-  exit 1
-fi
-grep -E 'ThreadSanitizer: (reported|Matched)' "$log"
-if [ $rc -ne 0 ]; then echo "FAIL: test_threads exited $rc under TSan"; tail -20 "$log"; exit 1; fi
-echo "PASS: no ThreadSanitizer warnings"
+# tsan_run NAME CMD...: runs CMD under TSan; fails on a warning or a non-zero exit
+status=0
+tsan_run() {
+  local name=$1
+  shift
+  local log="$tmp/$name.log" t0
+  t0=$(date +%s)
+  # history_size: longer stacks for the earlier access of a race
+  TSAN_OPTIONS="history_size=4 halt_on_error=0 ${TSAN_OPTIONS:-}" "${norand[@]}" "$@" >"$log" 2>&1
+  local rc=$?
+  echo "tsan $name: rc=$rc in $(( $(date +%s) - t0 )) s"
+  grep -vE '^(==|    #|  [A-Z])' "$log" | grep -v '^$' | head -40
+  local warnings
+  warnings=$(grep -c 'WARNING: ThreadSanitizer' "$log")
+  if [ "$warnings" -ne 0 ]; then
+    echo "FAIL: $name: $warnings ThreadSanitizer warnings; the first:"
+    awk '/WARNING: ThreadSanitizer/{on=1} on{print; n++} n>=80{exit}' "$log"
+    status=1
+    return
+  fi
+  grep -E 'ThreadSanitizer: (reported|Matched)' "$log"
+  if [ $rc -ne 0 ]; then echo "FAIL: $name exited $rc under TSan"; tail -20 "$log"; status=1; fi
+}
+
+# shellcheck disable=SC2086
+tsan_run test_threads "$tmp/build/tests/test_threads" ${TSAN_TEST_ARGS:---heavy-iters 1 --rounds 150}
+tsan_run test_async "$tmp/build/tests/test_async" --threads 4 --iters 10
+tsan_run streams "$tmp/build/infer" "$src/models/sample.onnx" --batch 2 --bench --streams 2 \
+  --duration 0.5 --warmup 20
+[ $status -eq 0 ] && echo "PASS: no ThreadSanitizer warnings"
+exit $status

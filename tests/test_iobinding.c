@@ -14,7 +14,10 @@
  *                                  leaves the old one alone (a stale CUDA graph
  *                                  would not); refilled bound memory is read again;
  *                                  unbinding returns to host staging; host pointers
- *                                  and wrong sizes are refused.
+ *                                  and wrong sizes are refused; the in-place input
+ *                                  buffer unbinds a bound input; a uint8 image input
+ *                                  (infer_options_set_input_image) bound to device
+ *                                  memory runs as its set_input run.
  * Exit 0 pass, 1 fail, 77 skip (--device cuda without a visible GPU or without a
  * CUDA build).
  */
@@ -324,6 +327,20 @@ static void test_gpu_case(infer_precision prec, int graph, const infer_tensor *i
     SAME_DEV(d_out0, ref1, ob, "first context unaffected");
   }
   infer_context_release(c2);
+
+  /* 9. the in-place input buffer (infer_context_input_buffer) unbinds a bound input:
+   * the run reads the pinned staging, written in place, into the still-bound output */
+  void *staging = NULL;
+  int64_t sb = 0;
+  EXPECT(infer_context_bind_input_device(c, 0, d_in1, (int64_t)ib), INFER_OK, NULL);
+  EXPECT(infer_context_run(c), INFER_OK, NULL);
+  SAME_DEV(d_out0, ref1, ob, "bound input 1 before the buffer");
+  if (EXPECT(infer_context_input_buffer(c, 0, &staging, &sb), INFER_OK, NULL) && sb == (int64_t)ib) {
+    memcpy(staging, in0->data, ib);
+    EXPECT(infer_context_enqueue(c), INFER_OK, NULL);
+    EXPECT(infer_context_wait(c), INFER_OK, NULL);
+    SAME_DEV(d_out0, ref0, ob, "input buffer after a binding: the staging wins");
+  }
   EXPECT(infer_context_status(c), INFER_OK, NULL);
   infer_context_release(c);
 done_bufs:
@@ -335,6 +352,50 @@ done_refs:
   free(ref0);
   free(ref1);
   infer_engine_release(e);
+}
+
+/* An image input (uint8 NHWC, infer_options_set_input_image) bound to device memory:
+ * the run normalizes straight from it, the output equal to a set_input run's. */
+static void test_gpu_image_binding(infer_precision prec) {
+  const int64_t n = 2, h = 32, w = 32;
+  const size_t ib = (size_t)(n * h * w * 3);
+  infer_options *o = NULL;
+  infer_engine *e = NULL;
+  infer_context *c = NULL, *r = NULL;
+  uint8_t *px = malloc(ib);
+  void *d_px = NULL;
+  if (!px || !EXPECT(infer_options_create(&o), INFER_OK, NULL)) goto out;
+  for (size_t i = 0; i < ib; i++) px[i] = (uint8_t)(i * 37 + 11);
+  EXPECT(infer_options_set_device(o, INFER_DEVICE_CUDA, 0), INFER_OK, NULL);
+  EXPECT(infer_options_set_precision(o, prec), INFER_OK, NULL);
+  EXPECT(infer_options_set_batch(o, n), INFER_OK, NULL);
+  EXPECT(infer_options_set_input_image(o, 0, 3, NULL, NULL), INFER_OK, NULL);
+  if (!EXPECT(infer_engine_load(MODELS_DIR "/sample.onnx", o, &e), INFER_OK, NULL) ||
+      !EXPECT(infer_context_create(e, &c), INFER_OK, NULL) ||
+      !EXPECT(infer_context_create(e, &r), INFER_OK, NULL))
+    goto out;
+  infer_tensor t = {INFER_DTYPE_UINT8, 4, {n, h, w, 3}, px};
+  EXPECT(infer_context_set_input(r, 0, &t), INFER_OK, NULL);
+  EXPECT(infer_context_run(r), INFER_OK, NULL);
+  infer_tensor ref;
+  if (!EXPECT(infer_context_get_output(r, 0, &ref), INFER_OK, NULL)) goto out;
+  CU(cudaMalloc(&d_px, ib));
+  if (!d_px) goto out;
+  UPLOAD(d_px, px, ib);
+  EXPECT(infer_context_bind_input_device(c, 0, d_px, (int64_t)ib * 4), INFER_ERR_INVALID_ARGUMENT,
+         "uint8");
+  EXPECT(infer_context_bind_input_device(c, 0, d_px, (int64_t)ib), INFER_OK, NULL);
+  for (int run = 0; run < 3; run++) /* eager, captured, replayed */
+    EXPECT(infer_context_run(c), INFER_OK, NULL);
+  SAME_HOST(c, ref.data, nbytes(&ref), "uint8 image input bound to device memory");
+  EXPECT(infer_context_bind_input_device(c, 0, NULL, 0), INFER_OK, NULL);
+out:
+  infer_context_release(c);
+  infer_context_release(r);
+  infer_engine_release(e);
+  infer_options_release(o);
+  cudaFree(d_px);
+  free(px);
 }
 
 static int test_gpu(const infer_tensor *in0) {
@@ -350,6 +411,8 @@ static int test_gpu(const infer_tensor *in0) {
   for (int p = 0; p < 2; p++)
     for (int graph = 1; graph >= 0; graph--)
       test_gpu_case(p ? INFER_PRECISION_FP16 : INFER_PRECISION_FP32, graph, in0, &in1);
+  test_gpu_image_binding(INFER_PRECISION_FP32);
+  test_gpu_image_binding(INFER_PRECISION_FP16);
   free(in1.data);
   return failures ? 1 : 0;
 }

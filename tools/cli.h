@@ -43,6 +43,7 @@ typedef struct cli_args {
   /* --bench */
   bool bench, no_cuda_graph, profile, diagnose;
   bool no_transfers; /* --bench with inputs and outputs bound in device memory */
+  int streams;       /* --bench --streams N: N contexts, a thread each (0: not given) */
   double peak_tflops, peak_gbs;
   double warmup_ms, duration_s;
   bool duration_given; /* --duration on the command line (else the default 3 s) */
@@ -79,8 +80,13 @@ int cli_apply_config(const cli_args *a, infer_options *o);
 /* Seeded random values of the model's input `index` shape (malloc'ed data);
  * returns an exit code. */
 int cli_random_input(const infer_engine *e, int index, uint64_t *seed, infer_tensor *t);
+/* The same values written into `data` (room for info's elements, info's dtype). */
+void cli_random_fill(const infer_tensor *info, uint64_t *seed, void *data);
 /* --bench: times runs of a built context and prints a trtexec-style report. */
 int cli_bench(const cli_args *a, infer_engine *e, infer_context *c);
+/* --bench --streams N (tools/cli_streams.c): N more contexts, each run by its own thread
+ * from its in-place input buffers; c checks their outputs afterwards. */
+int cli_bench_streams(const cli_args *a, infer_engine *e, infer_context *c);
 /* --profile: per-step times over several runs, with rates against the roofline. */
 int cli_profile(const cli_args *a, infer_engine *e, infer_context *c);
 

@@ -28,6 +28,11 @@ void cli_usage(FILE *f) {
           "  --resize N|HxW            shorter side to N (bilinear, as PIL), or exactly HxW; 0: none\n"
           "  --crop N|HxW              center crop (zero-padded where larger); 0: none\n"
           "  --mean R,G,B --std R,G,B  normalization (x / 255 - mean) / std\n"
+          "  --input-type u8|f32       u8: input 0 is fed as uint8 N x H x W x 3 (a quarter of the\n"
+          "                            bytes) and the engine normalizes it with the --preprocess\n"
+          "                            preset's or --mean/--std values (the GPU in its first\n"
+          "                            kernel); with --image the pixels go in as decoded, resized\n"
+          "                            and cropped. f32 (default): as the model says\n"
           "  --labels FILE             class names, one per line (models/imagenet_labels.txt)\n"
           "  --top K                   print the K most probable classes per image (default 5)\n"
           "  --save-input FILE.npy     write the preprocessed image batch\n"
@@ -36,6 +41,10 @@ void cli_usage(FILE *f) {
           "                            among several buffers); with --warmup MS (200),\n"
           "                            --duration S (3), --iterations N (exactly N runs;\n"
           "                            with --duration too, at least N), --json FILE\n"
+          "  --streams N               with --bench: N contexts, each in its own thread, fed from\n"
+          "                            their in-place (pinned) input buffers, written once: runs\n"
+          "                            time H2D + compute + D2H only; reports total images/s,\n"
+          "                            per-stream latency and how much copy time was hidden\n"
           "  --no-cuda-graph           run the steps one by one instead of replaying a CUDA graph\n"
           "  --no-transfers            with --bench on cuda: inputs and outputs stay in device\n"
           "                            memory (bound once), so runs time no host transfers\n"
@@ -83,6 +92,7 @@ static const char *const options[] = {
     "--diagnose", "--profile", "--device", "--precision", "--input", "--reference", "--shape",
     "--batch", "--rtol", "--atol", "--warmup", "--duration", "--iterations", "--peak-tflops",
     "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed", "--config",
+    "--streams", "--input-type",
     /* tools/cli_image.c */
     "--image", "--preprocess", "--resize", "--crop", "--mean", "--std", "--labels", "--top",
     "--save-input"};
@@ -249,6 +259,11 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       if (!parse_double(v, &a->peak_tflops)) return bad("bad --peak-tflops '%s'", v);
     } else if (strcmp(o, "--peak-gbs") == 0) {
       if (!parse_double(v, &a->peak_gbs)) return bad("bad --peak-gbs '%s'", v);
+    } else if (strcmp(o, "--streams") == 0) {
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (end == v || *end || n < 1 || n > 64) return bad("bad --streams '%s' (1 to 64)", v);
+      a->streams = (int)n;
     } else if (strcmp(o, "--json") == 0) {
       a->json = v;
     } else if (strcmp(o, "--workspace-limit") == 0) {
@@ -279,6 +294,10 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
   if (a->image.n_images > 0 && (a->bench || a->profile))
     return bad("--image cannot be combined with --bench or --profile (they time random "
                "inputs)%s", "");
+  if (a->streams > 0 && !a->bench) return bad("--streams needs --bench%s", "");
+  if (a->streams > 0 && a->no_transfers)
+    return bad("--streams feeds the streams from host memory: it cannot be combined with "
+               "--no-transfers%s", "");
   if (a->no_transfers && (!a->bench || a->device != INFER_DEVICE_CUDA))
     return bad("--no-transfers needs --bench and --device cuda (device-resident inputs)%s", "");
   return true;

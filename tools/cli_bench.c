@@ -105,6 +105,7 @@ static void unbind_device_io(infer_context *c, int n_in, int n_out, void **dev) 
 }
 
 int cli_bench(const cli_args *a, infer_engine *e, infer_context *c) {
+  if (a->streams > 0) return cli_bench_streams(a, e, c);
   int n_in = infer_engine_input_count(e), n_out = infer_engine_output_count(e);
   if (n_in > MAX_IO) n_in = MAX_IO;
   if (n_out > MAX_IO) n_out = MAX_IO;

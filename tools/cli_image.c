@@ -93,6 +93,11 @@ int cli_image_option(const char *o, const char *v, cli_image_args *ia) {
     long k = strtol(v, &end, 10);
     if (end == v || *end || k < 1 || k > 1000000) return bad_value(o, v, "K >= 1");
     ia->top = (int)k;
+  } else if (strcmp(o, "--input-type") == 0) {
+    if (strcmp(v, "u8") != 0 && strcmp(v, "f32") != 0)
+      return bad_value(o, v, "u8: input 0 fed as uint8 NHWC, normalized by the engine; f32: "
+                       "as the model says");
+    ia->input_u8 = strcmp(v, "u8") == 0;
   } else if (strcmp(o, "--save-input") == 0) {
     if (!v[0]) return bad_value(o, v, "a .npy file name");
     ia->save_input = v;
@@ -103,11 +108,15 @@ int cli_image_option(const char *o, const char *v, cli_image_args *ia) {
 }
 
 bool cli_image_check(const cli_image_args *ia, bool have_inputs) {
-  const char *needs_image = ia->preset ? "--preprocess" : ia->resize_set ? "--resize"
-                            : ia->crop_set ? "--crop" : ia->mean_set ? "--mean"
-                            : ia->std_set ? "--std" : ia->save_input ? "--save-input" : NULL;
+  /* the normalization flags also serve --input-type u8 without images */
+  const char *normalizes = ia->input_u8 ? NULL
+                           : ia->preset ? "--preprocess" : ia->mean_set ? "--mean"
+                           : ia->std_set ? "--std" : NULL;
+  const char *needs_image = normalizes ? normalizes : ia->resize_set ? "--resize"
+                            : ia->crop_set ? "--crop" : ia->save_input ? "--save-input" : NULL;
   if (ia->n_images == 0 && needs_image) {
-    fprintf(stderr, "infer: %s needs --image\n", needs_image);
+    fprintf(stderr, "infer: %s needs --image%s\n", needs_image,
+            normalizes ? " (or --input-type u8)" : "");
     return false;
   }
   if (ia->n_images > 0 && have_inputs) {
@@ -120,6 +129,13 @@ bool cli_image_check(const cli_image_args *ia, bool have_inputs) {
 
 bool cli_image_wants_top(const cli_image_args *ia) {
   return ia->n_images > 0 || ia->labels || ia->top > 0;
+}
+
+void cli_image_normalization(const cli_image_args *ia, float mean[3], float std[3]) {
+  image_prep p;
+  image_prep_preset(ia->preset ? ia->preset : "imagenet", &p);
+  memcpy(mean, ia->mean_set ? ia->mean : p.mean, sizeof p.mean);
+  memcpy(std, ia->std_set ? ia->std : p.std, sizeof p.std);
 }
 
 /* The preset (imagenet by default) with the explicit flags over it. */
@@ -150,7 +166,9 @@ int cli_image_load_batch(const cli_image_args *ia, bool verbose, infer_tensor *b
   memset(batch, 0, sizeof *batch);
   image_prep p;
   resolve_prep(ia, &p);
-  float *data = NULL;
+  /* float32 NCHW normalized here, or (--input-type u8) the pixels as they are */
+  size_t es = ia->input_u8 ? 1 : sizeof(float);
+  uint8_t *data = NULL;
   int w0 = 0, h0 = 0;
   size_t per_image = 0;
   for (int i = 0; i < ia->n_images; i++) {
@@ -177,8 +195,8 @@ int cli_image_load_batch(const cli_image_args *ia, bool verbose, infer_tensor *b
       w0 = g.width;
       h0 = g.height;
       per_image = (size_t)3 * (size_t)w0 * (size_t)h0;
-      if (per_image > ((size_t)1 << 40) / sizeof(float) / (size_t)ia->n_images ||
-          !(data = malloc(per_image * sizeof(float) * (size_t)ia->n_images))) {
+      if (per_image > ((size_t)1 << 40) / es / (size_t)ia->n_images ||
+          !(data = malloc(per_image * es * (size_t)ia->n_images))) {
         fprintf(stderr, "infer: out of memory for %d images of 3x%dx%d\n", ia->n_images, h0,
                 w0);
         image_rgb_clear(&g);
@@ -192,15 +210,18 @@ int cli_image_load_batch(const cli_image_args *ia, bool verbose, infer_tensor *b
       free(data);
       return EXIT_USAGE;
     }
-    image_to_chw(&g, p.mean, p.std, data + per_image * (size_t)i);
+    if (ia->input_u8) /* the engine normalizes: the HWC pixels go in as they are */
+      memcpy(data + per_image * (size_t)i, g.pixels, per_image);
+    else
+      image_to_chw(&g, p.mean, p.std, (float *)(void *)(data + per_image * es * (size_t)i));
     image_rgb_clear(&g);
   }
-  batch->dtype = INFER_DTYPE_FLOAT32;
+  batch->dtype = ia->input_u8 ? INFER_DTYPE_UINT8 : INFER_DTYPE_FLOAT32;
   batch->rank = 4;
   batch->dims[0] = ia->n_images;
-  batch->dims[1] = 3;
-  batch->dims[2] = h0;
-  batch->dims[3] = w0;
+  batch->dims[1] = ia->input_u8 ? h0 : 3;
+  batch->dims[2] = ia->input_u8 ? w0 : h0;
+  batch->dims[3] = ia->input_u8 ? 3 : w0;
   batch->data = data;
   return EXIT_OK;
 }
@@ -234,10 +255,14 @@ int cli_image_fit_model(const char *model, const infer_engine *e, infer_tensor *
   infer_tensor info;
   char a[96], b[96];
   infer_engine_input_info(e, 0, &name, &info);
-  if (info.rank != 4 || info.dims[1] != 3 || info.dims[2] != batch->dims[2] ||
-      info.dims[3] != batch->dims[3]) {
-    fprintf(stderr, "infer: %s: input '%s' is %s, the images make %s (N x 3 x H x W)\n", model,
-            name, dims_text(&info, a, sizeof a), dims_text(batch, b, sizeof b));
+  bool u8 = batch->dtype == INFER_DTYPE_UINT8; /* --input-type u8: N x H x W x 3 */
+  int cdim = u8 ? 3 : 1;
+  bool fits = info.rank == 4 && info.dims[cdim] == 3;
+  for (int k = 1; fits && k < 4; k++) fits = k == cdim || info.dims[k] == batch->dims[k];
+  if (!fits) {
+    fprintf(stderr, "infer: %s: input '%s' is %s, the images make %s (N x %s)\n", model,
+            name, dims_text(&info, a, sizeof a), dims_text(batch, b, sizeof b),
+            u8 ? "H x W x 3" : "3 x H x W");
     return EXIT_USAGE;
   }
   int64_t n = batch->dims[0], max_batch = infer_engine_max_batch(e);
@@ -249,7 +274,12 @@ int cli_image_fit_model(const char *model, const infer_engine *e, infer_tensor *
             "dynamic batch dim" : "");
     return EXIT_USAGE;
   }
-  if (info.dtype == INFER_DTYPE_FLOAT32) return EXIT_OK;
+  if (info.dtype == batch->dtype) return EXIT_OK;
+  if (u8) { /* the engine was built with the option: this cannot differ */
+    fprintf(stderr, "infer: %s: input '%s' is %s, not uint8 (--input-type u8)\n", model, name,
+            infer_dtype_name(info.dtype));
+    return EXIT_USAGE;
+  }
   if (info.dtype != INFER_DTYPE_FLOAT16 && info.dtype != INFER_DTYPE_BFLOAT16 &&
       info.dtype != INFER_DTYPE_FLOAT64) {
     fprintf(stderr, "infer: %s: input '%s' is %s; --image gives floating-point NCHW\n", model,

@@ -13,6 +13,23 @@ static uint64_t next_random(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
+/* Fills `data` (room for info's count of info's dtype) like cli_random_input. */
+void cli_random_fill(const infer_tensor *info, uint64_t *seed, void *data) {
+  infer_tensor t = *info;
+  t.data = data;
+  int64_t n = infer_tensor_count(&t);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = next_random(seed);
+    double u = (double)(r >> 11) / 9007199254740992.0;
+    switch (t.dtype) {
+      case INFER_DTYPE_FLOAT32: case INFER_DTYPE_FLOAT64:
+      case INFER_DTYPE_FLOAT16: case INFER_DTYPE_BFLOAT16: infer_tensor_set(&t, i, 2 * u - 1); break;
+      case INFER_DTYPE_BOOL: infer_tensor_set(&t, i, (double)(r & 1)); break;
+      default: infer_tensor_set(&t, i, (double)(r % 10)); break;
+    }
+  }
+}
+
 /* Random input of the model's shape: floats uniform in [-1, 1), integers in
  * [0, 10), booleans 0/1 (never all zeros). */
 int cli_random_input(const infer_engine *e, int index, uint64_t *seed, infer_tensor *t) {
@@ -29,15 +46,6 @@ int cli_random_input(const infer_engine *e, int index, uint64_t *seed, infer_ten
     fprintf(stderr, "infer: out of memory for input '%s'\n", name);
     return EXIT_DEVICE;
   }
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t r = next_random(seed);
-    double u = (double)(r >> 11) / 9007199254740992.0;
-    switch (t->dtype) {
-      case INFER_DTYPE_FLOAT32: case INFER_DTYPE_FLOAT64:
-      case INFER_DTYPE_FLOAT16: case INFER_DTYPE_BFLOAT16: infer_tensor_set(t, i, 2 * u - 1); break;
-      case INFER_DTYPE_BOOL: infer_tensor_set(t, i, (double)(r & 1)); break;
-      default: infer_tensor_set(t, i, (double)(r % 10)); break;
-    }
-  }
+  cli_random_fill(t, seed, t->data);
   return EXIT_OK;
 }

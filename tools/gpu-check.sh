@@ -26,6 +26,14 @@
 #   SKIP_TORCH=1, SKIP_BENCH=1, SKIP_TESTS=1 (build, then the benchmark only),
 #   BENCH_MODELS="name:batch,...", BENCH_COMPILE=1 (torch.compile in the peer benchmark),
 #   BENCH_DEADLINE=S.
+#   STREAMS_BENCH=1
+#       instead of the full suite: the gpu tests of issue 12 (async runs, in-place
+#       buffers, uint8 inputs, --streams, threads, bindings, server; CTEST_REGEX overrides
+#       them), then ResNet-50 and MobileNetV2 (STREAMS_MODELS) exported at opset 17,
+#       batch 256 fp16: --bench --no-transfers (the compute-only reference), plain --bench,
+#       and --bench --streams N (STREAMS_N, default "1 2 3") from host fp32 input and with
+#       --input-type u8; the summary gives images/s, the share of --no-transfers and the
+#       copy time hidden of each.
 # Expects (carried, ignored by git): .deps/*.deb (protobuf-c, from
 # ../shared/gpu-host/debs; libmicrohttpd and jansson for infer-server, from Debian 12)
 # and .data/onnx-tests.tgz (tar of the ONNX backend test folders node/ and light/).
@@ -188,6 +196,43 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
     while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_$m.log" |
       awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
       sort -rn | head -6)
+  done
+  finish
+  exit 0
+fi
+
+# ---- STREAMS_BENCH=1: issue 12's gpu tests, then images/s from host memory with N streams --
+if [ "${STREAMS_BENCH:-0}" = 1 ]; then
+  t0=$(date +%s)
+  timeout ${CTEST_LIMIT:-300} ctest --test-dir $build -j 4 --output-on-failure --timeout 200 -L gpu \
+    -R "${CTEST_REGEX:-async|image_u8|bench_streams|iobinding|gpu_threads|gpu_server|gpu_failures}" \
+    >"$out/ctest.log" 2>&1
+  note "ctest (issue 12 gpu tests): rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed' "$out/ctest.log")"
+  while read -r l; do note "  $l"; done < <(grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|Not Run)' "$out/ctest.log" | head -20)
+  zoo=/tmp/zoo17
+  models=${STREAMS_MODELS:-resnet50,mobilenet_v2}
+  python3 models/export_zoo.py $zoo --models "$models" --opset 17 >"$out/zoo_export.log" 2>&1
+  note "zoo export opset 17: rc=$? $(tail -1 "$out/zoo_export.log")"
+  ips() { grep -oE '[0-9.]+ images/s' "$1" | head -1 | cut -d' ' -f1; }
+  for m in $(echo "$models" | tr ',' ' '); do
+    [ -f $zoo/$m.onnx ] || continue
+    run=($build/infer $zoo/$m.onnx --device cuda --precision fp16 --batch 256 --bench --duration 2)
+    "${run[@]}" --no-transfers >"$out/streams_${m}_nt.log" 2>&1
+    ref=$(ips "$out/streams_${m}_nt.log")
+    note "$m b256 fp16 --no-transfers: ${ref:-?} img/s; $(grep -E '^device' "$out/streams_${m}_nt.log")"
+    "${run[@]}" >"$out/streams_${m}_plain.log" 2>&1
+    v=$(ips "$out/streams_${m}_plain.log")
+    note "  plain --bench (set_input copy per run): ${v:-?} img/s ($(awk -v a="${v:-0}" -v b="${ref:-1}" 'BEGIN{printf "%.0f", 100*a/b}')%); $(grep -E '^device' "$out/streams_${m}_plain.log")"
+    for n in ${STREAMS_N:-1 2 3}; do
+      for in_type in f32 u8; do
+        log="$out/streams_${m}_${n}_${in_type}.log"
+        "${run[@]}" --streams $n --input-type $in_type >"$log" 2>&1
+        rc=$?
+        v=$(ips "$log")
+        note "  --streams $n, $in_type input: rc=$rc ${v:-?} img/s ($(awk -v a="${v:-0}" -v b="${ref:-1}" 'BEGIN{printf "%.0f", 100*a/b}')% of --no-transfers); $(grep -oE '[0-9]+% of the copy time hidden' "$log"); $(grep -E '^stream 0:' "$log" | grep -oE 'median [0-9.]+ ')ms median latency (stream 0)"
+        [ $rc -ne 0 ] && note "    $(tail -2 "$log" | cut -c1-250)"
+      done
+    done
   done
   finish
   exit 0

@@ -128,10 +128,21 @@ int main(int argc, char **argv) {
       rc = fail(s, "--shape");
       goto out;
     }
+  if (a.image.input_u8) {
+    /* input 0 is fed as uint8 NHWC; the engine normalizes (the model's input stays NCHW
+     * float, which --shape and the image sizes below still describe) */
+    float mean[3], std[3];
+    cli_image_normalization(&a.image, mean, std);
+    if ((s = infer_options_set_input_image(opts, 0, 3, mean, std)) != INFER_OK) {
+      rc = fail(s, "--input-type u8");
+      goto out;
+    }
+  }
   if (n_images > 0) {
     /* the images fix channels, height and width; the batch dim is the model's own, or
      * the number of images where it is symbolic (cli_image_fit_model checks it) */
-    int64_t dims[4] = {-1, 3, image_batch.dims[2], image_batch.dims[3]};
+    bool u8 = image_batch.dtype == INFER_DTYPE_UINT8; /* N x H x W x 3 */
+    int64_t dims[4] = {-1, 3, image_batch.dims[u8 ? 1 : 2], image_batch.dims[u8 ? 2 : 3]};
     if ((s = infer_options_set_input_shape_at(opts, 0, 4, dims)) != INFER_OK ||
         (a.batch <= 0 && (s = infer_options_set_batch(opts, n_images)) != INFER_OK)) {
       rc = fail(s, "--image");
@@ -165,7 +176,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "infer: the image%s make%s a %lldx3x%lldx%lld input; --crop sets its "
               "height and width (and --preprocess inception gives 299x299)\n",
               n_images > 1 ? "s" : "", n_images > 1 ? "" : "s", (long long)n_images,
-              (long long)image_batch.dims[2], (long long)image_batch.dims[3]);
+              (long long)image_batch.dims[image_batch.dtype == INFER_DTYPE_UINT8 ? 1 : 2],
+              (long long)image_batch.dims[image_batch.dtype == INFER_DTYPE_UINT8 ? 2 : 3]);
     goto out;
   }
   if (n_images > 0 && (rc = cli_image_fit_model(a.model, e, &image_batch)) != EXIT_OK) goto out;

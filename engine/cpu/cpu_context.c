@@ -1,16 +1,22 @@
 /* cpu_context.c: the CPU backend's per-thread state and run loop.
  *
+ * A run is computed inside enqueue (the CPU has nothing to overlap it with); its status
+ * and message are kept for the wait, which may come on another thread. Image inputs
+ * (engine/image_input.h) are written as uint8 NHWC into a staging buffer of their own
+ * and converted into the float input's arena slot at the start of each run.
  * A context owns one arena laid out by the planner, one workspace sized to the largest
  * need, and a tensor table mapping every value to its bytes. Static graphs allocate
  * nothing during a run. Graphs whose shapes depend on run-time data (e.g. a Reshape
  * whose shape is a graph input) re-infer those nodes at run time and take their
  * buffers from the heap; that memory is released at the next run. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "../../core/status.h"
 #include "../../ops/op.h"
+#include "../image_input.h"
 #include "cpu_internal.h"
 
 typedef struct cpu_context {
@@ -26,6 +32,9 @@ typedef struct cpu_context {
   int n_dyn, cap_dyn;
   double run_ms;    /* host time of the last run */
   double *step_ms;  /* per step, when profiling */
+  uint8_t **image;  /* per input: uint8 NHWC staging of an image input, else NULL */
+  infer_status last; /* status of the run enqueued, for the wait */
+  char last_message[2048];
 } cpu_context;
 
 static double now_ms(void) {
@@ -69,6 +78,8 @@ void cpu_context_release(void *ctx) {
   free(c->in);
   free(c->out);
   free(c->step_ms);
+  for (int i = 0; c->image && i < c->e->g->n_inputs; i++) free(c->image[i]);
+  free(c->image);
   free(c);
 }
 
@@ -97,6 +108,18 @@ infer_status cpu_context_create(infer_engine *e, void **ctx) {
     if (g->values[v].kind != VALUE_CONSTANT)
       c->vals[v].data = e->buffer_of[v] >= 0 ? c->arena + e->mem.offsets[e->buffer_of[v]] : NULL;
   }
+  /* image inputs' staging, zeroed: a run never reads uninitialized bytes */
+  c->image = calloc((size_t)g->n_inputs + 1, sizeof *c->image);
+  bool staged = c->image != NULL;
+  for (int i = 0; staged && i < g->n_inputs; i++) {
+    if (!engine_image_feed(e, i)) continue;
+    int64_t nb = tensor_nbytes(engine_input_tensor(e, i));
+    staged = (c->image[i] = calloc(nb > 0 ? (size_t)nb : 1, 1)) != NULL;
+  }
+  if (!staged) {
+    cpu_context_release(c);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate the staging of an image input");
+  }
   c->ws_bytes = ((const cpu_engine *)e->be_state)->ws_bytes;
   if (c->ws_bytes > 0 && !(c->ws = malloc((size_t)c->ws_bytes))) {
     int64_t ws = c->ws_bytes;
@@ -115,8 +138,38 @@ infer_status cpu_context_set_input(void *ctx, int index, const infer_tensor *t) 
   /* a flexible batch: this run's dims (the arena slot was planned for the build's) */
   if (g->values[v].shape_dep && t->rank > 0) c->vals[v].dims[0] = t->dims[0];
   int64_t nb = tensor_nbytes(t);
-  if (nb > 0) memcpy(c->vals[v].data, t->data, (size_t)nb);
+  void *dst = c->image[index] ? (void *)c->image[index] : c->vals[v].data;
+  if (nb > 0) memcpy(dst, t->data, (size_t)nb);
   return INFER_OK;
+}
+
+infer_status cpu_context_input_buffer(void *ctx, int index, void **ptr) {
+  cpu_context *c = ctx;
+  const graph *g = c->e->g;
+  int v = g->inputs[index];
+  /* the full build shape from now on (a flexible batch set earlier no longer holds) */
+  c->vals[v].dims[0] = g->values[v].t.dims[0];
+  *ptr = c->image[index] ? (void *)c->image[index] : c->vals[v].data;
+  return INFER_OK;
+}
+
+infer_status cpu_context_output_buffer(void *ctx, int index, const void **ptr) {
+  cpu_context *c = ctx;
+  *ptr = c->vals[c->e->g->outputs[index]].data;
+  return INFER_OK;
+}
+
+/* Image inputs: uint8 NHWC staging -> the float NCHW arena slot the steps read, for the
+ * run's batch. */
+static void convert_image_inputs(cpu_context *c) {
+  const graph *g = c->e->g;
+  for (int i = 0; i < g->n_inputs; i++) {
+    const image_feed *f = engine_image_feed(c->e, i);
+    if (!f) continue;
+    const tensor *t = &c->vals[g->inputs[i]];
+    image_u8_nhwc_to_f32_nchw(c->image[i], t->data, t->dims[0], t->dims[2], t->dims[3],
+                              f->channels, f->mean, f->std);
+  }
 }
 
 /* Flexible batch: re-infers a node's output shapes for this run's inputs; the
@@ -176,13 +229,13 @@ static infer_status run_dynamic_prepare(cpu_context *c, const node *n, void **ws
   return INFER_OK;
 }
 
-infer_status cpu_context_run(void *ctx) {
-  cpu_context *c = ctx;
+static infer_status cpu_context_run(cpu_context *c) {
   const infer_engine *e = c->e;
   const graph *g = e->g;
   dyn_free(c);
   char d[256];
   double t0 = now_ms();
+  convert_image_inputs(c);
   for (int s = 0; s < e->n_steps; s++) {
     const node *n = &g->nodes[e->steps[s]];
     gather(c, n);
@@ -200,6 +253,19 @@ infer_status cpu_context_run(void *ctx) {
   }
   c->run_ms = now_ms() - t0;
   return INFER_OK;
+}
+
+infer_status cpu_context_enqueue(void *ctx) {
+  cpu_context *c = ctx;
+  c->last = cpu_context_run(c);
+  if (c->last != INFER_OK) snprintf(c->last_message, sizeof c->last_message, "%s", infer_last_error());
+  return INFER_OK; /* the run's own status is the wait's */
+}
+
+infer_status cpu_context_wait(void *ctx) {
+  cpu_context *c = ctx;
+  if (c->last == INFER_OK) return INFER_OK;
+  return infer_fail(c->last, "%s", c->last_message);
 }
 
 infer_status cpu_context_output(void *ctx, int index, int64_t run_batch, infer_tensor *out) {

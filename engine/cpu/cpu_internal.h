@@ -14,7 +14,10 @@ typedef struct cpu_engine {
 infer_status cpu_context_create(infer_engine *e, void **ctx);
 void cpu_context_release(void *ctx);
 infer_status cpu_context_set_input(void *ctx, int index, const infer_tensor *t);
-infer_status cpu_context_run(void *ctx);
+infer_status cpu_context_input_buffer(void *ctx, int index, void **ptr);
+infer_status cpu_context_output_buffer(void *ctx, int index, const void **ptr);
+infer_status cpu_context_enqueue(void *ctx);
+infer_status cpu_context_wait(void *ctx);
 infer_status cpu_context_output(void *ctx, int index, int64_t run_batch, infer_tensor *out);
 infer_status cpu_context_profile(void *ctx, infer_step_profile *steps);
 infer_status cpu_context_timing(const void *ctx, infer_run_timing *t);

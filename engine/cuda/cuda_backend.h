@@ -34,7 +34,15 @@ infer_status cuda_context_bind_input(void *c, int index, const void *ptr);
 infer_status cuda_context_bind_output(void *c, int index, void *ptr);
 bool cuda_context_input_bound(const void *c, int index);
 bool cuda_context_output_bound(const void *c, int index);
-infer_status cuda_context_run(void *c);
+/* The pinned staging of input / output `index` (infer_context_input_buffer / output_buffer);
+ * input_buffer drops a device binding of the input, as set_input does. */
+infer_status cuda_context_input_buffer(void *c, int index, void **ptr);
+infer_status cuda_context_output_buffer(void *c, int index, const void **ptr);
+/* enqueue puts the run on the context's stream (replaying its CUDA graph from the
+ * second run on) and returns; wait synchronizes the stream and returns the run's status.
+ * A failed run fails the context for good. */
+infer_status cuda_context_enqueue(void *c);
+infer_status cuda_context_wait(void *c);
 /* INFER_OK, or the failure that made the context unusable. */
 infer_status cuda_context_health(const void *c);
 /* Per-step times of the last run (profiling contexts), plus cost and what ran it. */

@@ -1,8 +1,16 @@
 /* cuda_context.c: the run half of the CUDA backend. A context owns one stream with
  * its library handles, the device arena and workspace, and pinned host staging.
  * A run is: H2D of the inputs, boundary casts into the run precision, every step
- * enqueued, casts back, D2H of the outputs, and one synchronize. The enqueued
- * sequence is captured once into a CUDA graph and replayed.
+ * enqueued, casts back, D2H of the outputs (enqueue), then one synchronize (wait).
+ * The enqueued sequence is captured once into a CUDA graph and replayed. Nothing in a
+ * run takes a lock: contexts of one engine run concurrently on their streams (only a
+ * capture excludes device-synchronizing work of other threads, cuda_capture_lock.c).
+ * The pinned staging is what infer_context_input_buffer / output_buffer hand out.
+ *
+ * Image inputs (engine/image_input.h) arrive as uint8 NHWC: the H2D copies those bytes
+ * and one kernel (kernels/cast.cu k_image_u8_nhwc) normalizes them into the input's
+ * storage dtype, NCHW, or NHWC straight into the output of the leading Transpose of an
+ * fp16 channels-last engine (in_transpose), which then runs nothing.
  *
  * Inputs and outputs bound to caller device memory (infer_context_bind_*_device)
  * skip the host: an input is copied device-to-device into its arena slot, or cast
@@ -26,7 +34,10 @@
 #include <string.h>
 
 #include "../../kernels/cast.h"
+#include "../image_input.h"
 #include "cuda_internal.h"
+
+_Static_assert(IMAGE_MAX_CHANNELS == K_IMAGE_MAX_CHANNELS, "image input channel limits differ");
 
 struct cuda_context {
   infer_engine *e;
@@ -39,7 +50,8 @@ struct cuda_context {
   tensor **out;
   int n_in, n_out;
   void **in_host, **out_host;  /* pinned, model dtypes */
-  void **in_dev, **out_dev;    /* device, model dtypes, when the storage differs */
+  void **in_dev, **out_dev;    /* device, model dtypes, when the storage differs (an
+                                * image input's uint8 NHWC bytes) */
   const void **in_bind;        /* caller device memory bound to an input, or NULL */
   void **out_bind;             /* caller device memory bound to an output, or NULL */
   bool *out_staged; /* the last run copied the output to out_host (it was not bound) */
@@ -56,6 +68,8 @@ struct cuda_context {
   int fail_step;  /* the test hook (test.fail_step, top of the file): -1 when off */
   int fail_after; /* runs before the one that fails (test.fail_after) */
   int hook_runs;  /* runs started while the hook is on */
+  infer_status enq_status; /* what enqueueing the run in flight gave, for its wait */
+  char enq_message[2048];
   const cuda_op **ops; /* per step, what runs it: the engine's, or fail_op for a hooked run */
   char failure[1024];
   cudaEvent_t ev[4]; /* before H2D, after H2D, after the steps, after D2H */
@@ -184,13 +198,14 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
   }
   for (int i = 0; i < c->n_in; i++) {
     int v = g->inputs[i];
-    c->in_bytes[i] = bytes_of(&g->values[v]);
+    c->in_bytes[i] = tensor_nbytes(engine_input_tensor(e, i)); /* what the caller feeds */
     if (cudaHostAlloc(&c->in_host[i], (size_t)(c->in_bytes[i] ? c->in_bytes[i] : 1), cudaHostAllocDefault) != cudaSuccess) {
       st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes of pinned memory",
                       (long long)c->in_bytes[i]);
       goto fail;
     }
-    if (ce->storage[v] != g->values[v].t.dtype && g->values[v].kind != VALUE_CONSTANT)
+    if ((ce->storage[v] != g->values[v].t.dtype || engine_image_feed(e, i)) &&
+        g->values[v].kind != VALUE_CONSTANT)
       ALLOC_DEV(c->in_dev[i], c->in_bytes[i], "an input");
   }
   for (int o = 0; o < c->n_out; o++) {
@@ -267,6 +282,21 @@ infer_status cuda_context_set_input(void *ctx, int index, const infer_tensor *t)
     c->graph_stale = true;
   }
   if (bytes > 0) memcpy(c->in_host[index], data, (size_t)bytes);
+  return INFER_OK;
+}
+
+infer_status cuda_context_input_buffer(void *ctx, int index, void **ptr) {
+  cuda_context *c = ctx;
+  if (c->in_bind[index]) { /* the staging is the source again, as after set_input */
+    c->in_bind[index] = NULL;
+    c->graph_stale = true;
+  }
+  *ptr = c->in_host[index];
+  return INFER_OK;
+}
+
+infer_status cuda_context_output_buffer(void *ctx, int index, const void **ptr) {
+  *ptr = ((cuda_context *)ctx)->out_host[index];
   return INFER_OK;
 }
 
@@ -354,6 +384,23 @@ static infer_status enqueue_run(cuda_context *c) {
     int v = g->inputs[i];
     if (g->values[v].kind == VALUE_CONSTANT) continue; /* fixed at build time */
     const void *bound = c->in_bind[i];
+    const image_feed *f = engine_image_feed(e, i);
+    if (f) {
+      /* uint8 NHWC in; normalized into the storage dtype by one kernel, NHWC straight
+       * into the leading Transpose's output in a channels-last engine */
+      if (!bound && c->in_bytes[i] > 0)
+        CUDA_TRY(cudaMemcpyAsync(c->in_dev[i], c->in_host[i], (size_t)c->in_bytes[i],
+                                 cudaMemcpyHostToDevice, s));
+      const int64_t *dm = g->values[v].t.dims; /* N, C, H, W */
+      int tk = ce->in_transpose ? ce->in_transpose[i] : -1;
+      void *dst = tk >= 0 ? c->vals[g->nodes[ce->steps[tk].node].outputs[0]].data : c->vals[v].data;
+      k_image_norm norm;
+      memcpy(norm.mean, f->mean, sizeof norm.mean);
+      memcpy(norm.std, f->std, sizeof norm.std);
+      CUDA_TRY(k_image_u8_nhwc(bound ? bound : c->in_dev[i], ce->storage[v], dst, tk >= 0, dm[0],
+                               dm[2] * dm[3], f->channels, &norm, s));
+      continue;
+    }
     if (c->in_dev[i]) {
       /* the storage dtype differs: the cast reads the caller's buffer directly when
        * bound, else the device copy of the host staging */
@@ -518,7 +565,7 @@ infer_status cuda_context_health(const void *ctx) {
                     c->failure);
 }
 
-infer_status cuda_context_run(void *ctx) {
+infer_status cuda_context_enqueue(void *ctx) {
   cuda_context *c = ctx;
   if (c->failed)
     return infer_fail(INFER_ERR_RUNTIME, "the context failed in an earlier run and cannot be "
@@ -543,10 +590,22 @@ infer_status cuda_context_run(void *ctx) {
       c->ops[c->fail_step] = c->ce->step_skip[c->fail_step] != STEP_RUNS ? &skip_op
                                                                          : c->ce->steps[c->fail_step].op;
   }
-  cudaError_t err = cudaStreamSynchronize(s);
+  /* whatever went onto the stream is in flight: the wait synchronizes it and reports a
+   * failure of the enqueueing too (its message may be wanted on another thread) */
+  c->enq_status = st;
+  if (st != INFER_OK) snprintf(c->enq_message, sizeof c->enq_message, "%s", infer_last_error());
+  return INFER_OK;
+}
+
+infer_status cuda_context_wait(void *ctx) {
+  cuda_context *c = ctx;
+  cudaError_t err = cudaStreamSynchronize((cudaStream_t)c->x.stream);
+  infer_status st = c->enq_status;
+  if (st != INFER_OK) infer_fail(st, "%s", c->enq_message);
   if (st == INFER_OK && err != cudaSuccess)
     st = infer_fail(INFER_ERR_RUNTIME, "the run failed on the device: %s (build with "
                     "infer_options_set_sync_each_op to name the failing step)", cudaGetErrorString(err));
+  c->enq_status = INFER_OK;
   if (st != INFER_OK) {
     /* a device error can poison the CUDA context; never hand out outputs again */
     c->failed = true;

@@ -6,6 +6,7 @@
 
 #include "../../ops/cuda/algo_cache.h"
 #include "../passes.h"
+#include "../image_input.h"
 #include "cuda_internal.h"
 
 static infer_status device_alloc(void **p, int64_t bytes, const char *what) {
@@ -239,8 +240,11 @@ static infer_status fuse_input_transposes(const infer_engine *e, cuda_engine *ce
     if (input < 0 || ce->in_transpose[input] >= 0) break;
     ce->in_transpose[input] = k;
     ce->step_skip[k] = STEP_INPUT_CAST;
-    log_info(&e->opts.log, "cuda: input '%s' is cast and transposed to NHWC in one pass",
-               g->values[g->inputs[input]].name);
+    log_info(&e->opts.log, engine_image_feed(e, input)
+                               ? "cuda: input '%s' (uint8 NHWC) is normalized straight into "
+                                 "NHWC float16 in one pass, no transpose"
+                               : "cuda: input '%s' is cast and transposed to NHWC in one pass",
+             g->values[g->inputs[input]].name);
   }
   return INFER_OK;
 }

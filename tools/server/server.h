@@ -5,6 +5,13 @@
  *   server_http.c  libmicrohttpd handlers: routes, body limit, status codes
  *   server_json.c  the JSON codec: request validation, response and metadata encoding
  *   server_pool.c  worker threads (one infer_context each) behind a bounded queue
+ *
+ * A request's JSON is parsed and checked (names, datatypes, shapes) on an HTTP thread;
+ * its numbers go straight from the parsed document into the worker context's in-place
+ * input buffers (infer_context_input_buffer: pinned staging on CUDA), the run is
+ * enqueued, the document is freed while the device runs, and after the wait the
+ * response is written straight from the context's output buffers: no copy of a tensor
+ * on the host beyond parsing and printing it.
  */
 #ifndef INFER_SERVER_H
 #define INFER_SERVER_H
@@ -44,12 +51,16 @@ typedef struct srv_config {
 
 /* ---- JSON codec (server_json.c) ------------------------------------------ */
 
-/* A validated inference request: one tensor per model input (in engine order) and
- * the engine indices of the outputs to return, in the order asked. */
+struct json_t;
+
+/* A checked inference request: per model input (in engine order) its "data" array in
+ * the parsed document, and the engine indices of the outputs to return, in the order
+ * asked. */
 typedef struct srv_request {
   char *id;              /* the request's "id", echoed back; malloc'ed or NULL */
+  struct json_t *root;   /* the parsed body (owned; NULL once the inputs are written) */
   int n_inputs;
-  infer_tensor *inputs;  /* n_inputs tensors with malloc'ed data */
+  struct json_t **data;  /* n_inputs "data" arrays, borrowed from root */
   int n_outputs;
   int *outputs;          /* output indices */
 } srv_request;
@@ -57,11 +68,20 @@ typedef struct srv_request {
 /* KServe datatype name ("FP32", "INT64", ...) of an infer dtype; NULL if none. */
 const char *srv_dtype_kserve(infer_dtype t);
 
-/* Parses and validates the body of POST .../infer against the engine. Returns 0 and
- * fills *req (release with srv_request_clear), or an HTTP status (400, 500 for out of
- * memory) with a message in err. */
+/* Parses the body of POST .../infer and checks it against the engine: names, datatypes,
+ * shapes, a "data" array per input. Returns 0 and fills *req (release with
+ * srv_request_clear), or an HTTP status (400, 500 for out of memory) with a message in
+ * err. The values themselves are checked by srv_json_write_inputs. */
 int srv_json_parse_request(const infer_engine *e, const char *body, size_t len,
                            srv_request *req, char *err, size_t err_cap);
+/* Writes every input's values, converted to the input's dtype, into buffers[k] (room for
+ * input k at the engine's shape: the context's input buffers), checking each value (a
+ * number, an integer in range for integer types) and the count. Returns 0, or 400 with
+ * a message in err (the buffers may then be partly written). */
+int srv_json_write_inputs(const infer_engine *e, const srv_request *req, void *const *buffers,
+                          char *err, size_t err_cap);
+/* Frees the parsed document (req->root, req->data: the values are in the buffers now). */
+void srv_request_drop_document(srv_request *req);
 void srv_request_clear(srv_request *req);
 
 /* The response of a successful inference: outs[i] is output req->outputs[i]. Returns a
@@ -82,10 +102,11 @@ typedef void (*srv_job_done_fn)(srv_job *job);
 
 struct srv_job {
   srv_request req;       /* inputs: filled by the submitter */
-  infer_tensor *outs;    /* results: req.n_outputs copies, malloc'ed by the worker */
+  char *response;        /* the answer's JSON (malloc'ed by the worker) when 200 */
+  size_t response_len;
   int http_status;       /* 200, or the failure's status with `error` */
   char error[1024];
-  double run_ms;         /* time in the worker (inputs, run, output copies) */
+  double run_ms;         /* time in the worker (inputs, run, response) */
   srv_job_done_fn done;  /* called once by the worker thread when the job is finished;
                             the pool never touches the job after it */
   void *user;
@@ -93,10 +114,10 @@ struct srv_job {
 
 typedef struct srv_pool srv_pool;
 
-/* Creates `workers` contexts on e and starts the threads. On failure the message is
- * in infer_last_error(). */
-infer_status srv_pool_create(infer_engine *e, int workers, int capacity, int delay_ms,
-                             srv_pool **out);
+/* Creates `workers` contexts on e and starts the threads; model_name names the model
+ * in responses. On failure the message is in infer_last_error(). */
+infer_status srv_pool_create(infer_engine *e, const char *model_name, int workers, int capacity,
+                             int delay_ms, srv_pool **out);
 /* Queues a job. `accepted(arg)` is called under the queue lock just before the job
  * becomes visible to the workers (the HTTP layer suspends its connection there, so
  * the worker's resume can never come first). Returns 0, or 503 with a message in
@@ -110,7 +131,7 @@ void srv_pool_close(srv_pool *p);
 bool srv_pool_wait_idle(srv_pool *p, int timeout_ms);
 /* Stops the workers (queued jobs are finished first) and releases the contexts. */
 void srv_pool_release(srv_pool *p);
-void srv_pool_free_outputs(srv_job *job);
+void srv_pool_free_response(srv_job *job);
 
 /* ---- HTTP (server_http.c) ---------------------------------------------------- */
 

@@ -1,9 +1,9 @@
 /* server_http.c: the HTTP side of infer-server, on libmicrohttpd.
  *
- * Requests are parsed and validated on libmicrohttpd's threads; a valid inference is
+ * Requests are parsed and checked on libmicrohttpd's threads; a valid inference is
  * queued for the worker pool and its connection suspended, so no HTTP thread waits on
- * a run. The worker resumes the connection when it is done and the handler, called
- * again, writes the answer.
+ * a run. The worker writes the values into its context's buffers, runs, prints the
+ * response and resumes the connection; the handler, called again, sends it.
  *
  * Routes (KServe v2 / Triton HTTP):
  *   GET  /v2/health/live            200
@@ -169,10 +169,12 @@ static void suspend_connection(void *arg) { MHD_suspend_connection(arg); }
 static enum MHD_Result answer_infer_result(req_state *st) {
   srv_job *job = &st->job;
   if (job->http_status != 200) return reply_error(st, (unsigned)job->http_status, job->error, NULL);
-  size_t len = 0;
-  char *json = srv_json_response(st->h->engine, st->h->name, &job->req, job->outs, &len);
-  srv_pool_free_outputs(job);
-  if (!json) return reply_error(st, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory", NULL);
+  /* the worker printed it from its context's output buffers */
+  char *json = job->response;
+  size_t len = job->response_len;
+  job->response = NULL; /* reply frees it */
+  job->response_len = 0;
+  if (!json) return reply_error(st, MHD_HTTP_INTERNAL_SERVER_ERROR, "no response", NULL);
   return reply(st, MHD_HTTP_OK, json, len, NULL);
 }
 
@@ -190,7 +192,7 @@ static enum MHD_Result start_infer(req_state *st) {
   char err[1024];
   int rc = srv_json_parse_request(h->engine, st->body ? st->body : "", st->len, &st->job.req, err,
                                   sizeof err);
-  free(st->body); /* parsed: the tensors hold the data now */
+  free(st->body); /* parsed: the document holds the values until the worker writes them */
   st->body = NULL;
   st->len = st->cap = 0;
   if (rc) return reply_error(st, (unsigned)rc, err, NULL);
@@ -307,7 +309,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   srv_http *h = cls;
   req_state *st = *con_cls;
   if (!st) return;
-  srv_pool_free_outputs(&st->job);
+  srv_pool_free_response(&st->job);
   srv_request_clear(&st->job.req);
   free(st->body);
   free(st);

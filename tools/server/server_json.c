@@ -1,5 +1,6 @@
 /* server_json.c: the server's JSON codec. Requests are parsed with jansson and checked
  * against the engine's inputs (every failure names the input and what was expected);
+ * their values are written straight into the worker context's input buffers;
  * responses are written by hand into one buffer, since building a jansson value per
  * element would cost more than the inference for large outputs. */
 #include <inttypes.h>
@@ -72,10 +73,16 @@ static void shape_text(char *buf, size_t cap, int rank, const int64_t *dims) {
   if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
+void srv_request_drop_document(srv_request *req) {
+  if (req->root) json_decref(req->root);
+  req->root = NULL;
+  free(req->data);
+  req->data = NULL;
+}
+
 void srv_request_clear(srv_request *req) {
   if (!req) return;
-  for (int i = 0; i < req->n_inputs && req->inputs; i++) infer_tensor_clear(&req->inputs[i]);
-  free(req->inputs);
+  srv_request_drop_document(req);
   free(req->outputs);
   free(req->id);
   memset(req, 0, sizeof *req);
@@ -178,8 +185,7 @@ static int parse_input(const infer_engine *e, json_t *in, size_t pos, srv_reques
     }
     return fail(err, cap, 400, "unknown input '%s' (the model's inputs: %s)", name, names);
   }
-  infer_tensor *t = &req->inputs[k];
-  if (t->data) return fail(err, cap, 400, "input '%s' is given twice", name);
+  if (req->data[k]) return fail(err, cap, 400, "input '%s' is given twice", name);
   infer_tensor want;
   infer_engine_input_info(e, k, NULL, &want);
   const char *want_type = srv_dtype_kserve(want.dtype);
@@ -230,16 +236,29 @@ static int parse_input(const infer_engine *e, json_t *in, size_t pos, srv_reques
   int64_t count = infer_tensor_count(&want);
   size_t es = infer_dtype_size(want.dtype);
   if (count < 0 || es == 0) return fail(err, cap, 400, "input '%s': unsupported shape", name);
-  *t = want;
-  t->data = calloc(count ? (size_t)count : 1, es);
-  if (!t->data) return fail(err, cap, 500, "out of memory for input '%s'", name);
-  fill_state fs = {.t = t, .expected = count, .input = name, .err = err, .err_cap = cap};
-  int_range(want.dtype, &fs.lo, &fs.hi);
-  int rc = fill_value(&fs, jdata, 1);
-  if (rc) return rc;
-  if (fs.count != count)
-    return fail(err, cap, 400, "input '%s': %" PRId64 " values in \"data\", shape %s needs %" PRId64,
-                name, fs.count, want_shape, count);
+  req->data[k] = jdata; /* its values are written by srv_json_write_inputs */
+  return 0;
+}
+
+int srv_json_write_inputs(const infer_engine *e, const srv_request *req, void *const *buffers,
+                          char *err, size_t cap) {
+  for (int k = 0; k < req->n_inputs; k++) {
+    const char *name;
+    infer_tensor t;
+    infer_engine_input_info(e, k, &name, &t);
+    t.data = buffers[k];
+    int64_t count = infer_tensor_count(&t);
+    fill_state fs = {.t = &t, .expected = count, .input = name, .err = err, .err_cap = cap};
+    int_range(t.dtype, &fs.lo, &fs.hi);
+    int rc = fill_value(&fs, req->data[k], 1);
+    if (rc) return rc;
+    if (fs.count != count) {
+      char shape[160];
+      shape_text(shape, sizeof shape, t.rank, t.dims);
+      return fail(err, cap, 400, "input '%s': %" PRId64 " values in \"data\", shape %s needs %" PRId64,
+                  name, fs.count, shape, count);
+    }
+  }
   return 0;
 }
 
@@ -298,7 +317,7 @@ int srv_json_parse_request(const infer_engine *e, const char *body, size_t len,
     rc = fail(err, cap, 400, "the request has no \"inputs\" array");
   } else if (jid && !json_is_string(jid)) {
     rc = fail(err, cap, 400, "\"id\" is not a string");
-  } else if (!(req->inputs = calloc((size_t)(n_in ? n_in : 1), sizeof *req->inputs))) {
+  } else if (!(req->data = calloc((size_t)(n_in ? n_in : 1), sizeof *req->data))) {
     rc = fail(err, cap, 500, "out of memory");
   } else {
     req->n_inputs = n_in;
@@ -310,14 +329,14 @@ int srv_json_parse_request(const infer_engine *e, const char *body, size_t len,
       rc = parse_input(e, in, i, req, err, cap);
     }
     for (int k = 0; !rc && k < n_in; k++) {
-      if (req->inputs[k].data) continue;
+      if (req->data[k]) continue;
       const char *name;
       infer_engine_input_info(e, k, &name, NULL);
       rc = fail(err, cap, 400, "missing input '%s'", name);
     }
     if (!rc) rc = parse_outputs(e, json_object_get(root, "outputs"), req, err, cap);
   }
-  json_decref(root);
+  req->root = root; /* kept: the "data" arrays are written into the buffers later */
   if (rc) srv_request_clear(req);
   return rc;
 }

@@ -22,7 +22,7 @@ static void usage(FILE *f) {
           "  --name NAME              model name in URLs (default: file name without .onnx)\n"
           "  --workers K              worker threads, one context each (default 2)\n"
           "  --queue N                requests waiting for a worker before 503 (default 64)\n"
-          "  --http-threads N         HTTP threads parsing and writing JSON (default 2)\n"
+          "  --http-threads N         HTTP threads parsing requests (default 2)\n"
           "  --max-body BYTES         request body limit, 413 past it (default: 64 bytes per\n"
           "                           input element + 1 MiB)\n"
           "  --device cpu|cuda[:N]    (default cpu)\n"
@@ -211,7 +211,7 @@ int main(int argc, char **argv) {
       goto out;
     }
   }
-  if ((s = srv_pool_create(e, cfg.workers, cfg.queue, cfg.delay_ms, &pool)) != INFER_OK) {
+  if ((s = srv_pool_create(e, name, cfg.workers, cfg.queue, cfg.delay_ms, &pool)) != INFER_OK) {
     fprintf(stderr, "infer-server: worker contexts: %s (%s)\n", infer_status_name(s),
             infer_last_error());
     goto out;

@@ -1,6 +1,13 @@
 /* server_pool.c: K worker threads over one shared engine, each with its own context
  * (infer.h: one context per thread), fed from a bounded FIFO (mutex + condvars).
  *
+ * A job: the request's values are written from its parsed JSON straight into the
+ * context's in-place input buffers (pinned staging on CUDA), the run is enqueued, the
+ * parsed document is freed while the device computes, and after the wait the response
+ * is printed straight from the context's output buffers (before the next run reuses
+ * them). No tensor is copied on the host. The contexts of the K workers run
+ * concurrently: one's copies under another's compute.
+ *
  * Health: after every run a worker asks infer_context_status on its own thread (the
  * context is never touched by two threads). A failed context is final: its worker
  * leaves the pool, readiness turns false, and when no worker is left the queued jobs
@@ -17,9 +24,11 @@
 
 struct srv_pool {
   infer_engine *engine;
-  int n_workers;
+  const char *model_name;
+  int n_workers, n_inputs;
   pthread_t *threads;
   infer_context **ctx;
+  void **in_buf; /* [worker][input]: the context's input buffers */
   atomic_int *healthy;
   int delay_ms;
 
@@ -45,11 +54,10 @@ static void sleep_ms(int ms) {
   }
 }
 
-void srv_pool_free_outputs(srv_job *job) {
-  if (!job->outs) return;
-  for (int i = 0; i < job->req.n_outputs; i++) infer_tensor_clear(&job->outs[i]);
-  free(job->outs);
-  job->outs = NULL;
+void srv_pool_free_response(srv_job *job) {
+  free(job->response);
+  job->response = NULL;
+  job->response_len = 0;
 }
 
 static int status_http(infer_status s) {
@@ -60,8 +68,9 @@ static int status_http(infer_status s) {
   }
 }
 
-/* Inputs in, run, outputs copied out (the context's buffers are reused next run). */
-static void run_job(srv_pool *p, infer_context *c, srv_job *job) {
+/* Values into the input buffers, enqueue, the document freed meanwhile, wait, the
+ * response printed from the output buffers. */
+static void run_job(srv_pool *p, infer_context *c, void *const *in_buf, srv_job *job) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   job->http_status = 200;
@@ -69,44 +78,37 @@ static void run_job(srv_pool *p, infer_context *c, srv_job *job) {
   infer_status s = INFER_OK;
   const char *what = "run";
   if (p->delay_ms > 0) sleep_ms(p->delay_ms);
-  for (int i = 0; s == INFER_OK && i < job->req.n_inputs; i++) {
-    s = infer_context_set_input(c, i, &job->req.inputs[i]);
-    what = "input";
+  int rc = srv_json_write_inputs(p->engine, &job->req, in_buf, job->error, sizeof job->error);
+  if (rc) job->http_status = rc;
+  infer_tensor *outs = NULL;
+  if (!rc && !(outs = calloc((size_t)(job->req.n_outputs ? job->req.n_outputs : 1), sizeof *outs))) {
+    job->http_status = 500;
+    snprintf(job->error, sizeof job->error, "out of memory for the outputs");
   }
-  if (s == INFER_OK) {
-    s = infer_context_run(c);
-    what = "run";
-  }
-  if (s == INFER_OK && job->req.n_outputs > 0) {
-    job->outs = calloc((size_t)job->req.n_outputs, sizeof *job->outs);
-    if (!job->outs) {
-      job->http_status = 500;
-      snprintf(job->error, sizeof job->error, "out of memory for the outputs");
-    }
-    for (int i = 0; job->outs && i < job->req.n_outputs; i++) {
-      infer_tensor got;
-      if ((s = infer_context_get_output(c, job->req.outputs[i], &got)) != INFER_OK) {
-        what = "output";
-        break;
-      }
-      int64_t n = infer_tensor_count(&got);
-      size_t bytes = n > 0 ? (size_t)n * infer_dtype_size(got.dtype) : 0;
-      job->outs[i] = got;
-      job->outs[i].data = malloc(bytes ? bytes : 1);
-      if (!job->outs[i].data) {
+  if (outs) {
+    s = infer_context_enqueue(c);
+    /* the values are in the buffers: the parsed document goes while the device works */
+    srv_request_drop_document(&job->req);
+    if (s == INFER_OK) s = infer_context_wait(c);
+    for (int i = 0; s == INFER_OK && i < job->req.n_outputs; i++)
+      if ((s = infer_context_get_output(c, job->req.outputs[i], &outs[i])) != INFER_OK) what = "output";
+    if (s == INFER_OK) {
+      /* printed from the context's memory, before its next run */
+      job->response = srv_json_response(p->engine, p->model_name, &job->req, outs,
+                                        &job->response_len);
+      if (!job->response) {
         job->http_status = 500;
-        snprintf(job->error, sizeof job->error, "out of memory for the outputs");
-        break;
+        snprintf(job->error, sizeof job->error, "out of memory for the response");
       }
-      if (bytes) memcpy(job->outs[i].data, got.data, bytes);
     }
+    free(outs);
   }
   if (s != INFER_OK) {
     job->http_status = status_http(s);
     snprintf(job->error, sizeof job->error, "%s failed (%s): %s", what, infer_status_name(s),
              infer_last_error());
   }
-  if (job->http_status != 200) srv_pool_free_outputs(job);
+  if (job->http_status != 200) srv_pool_free_response(job);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   job->run_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 }
@@ -124,6 +126,7 @@ static void *worker_main(void *argp) {
   int me = wa->index;
   free(wa);
   infer_context *c = p->ctx[me];
+  void *const *in_buf = p->in_buf + (size_t)me * (size_t)p->n_inputs;
   pthread_mutex_lock(&p->mu);
   for (;;) {
     while (p->count == 0 && !p->stopping) pthread_cond_wait(&p->work, &p->mu);
@@ -132,14 +135,14 @@ static void *worker_main(void *argp) {
     p->running++;
     pthread_mutex_unlock(&p->mu);
 
-    run_job(p, c, job);
+    run_job(p, c, in_buf, job);
     infer_status health = infer_context_status(c);
     if (health != INFER_OK) {
       fprintf(stderr, "infer-server: worker %d: context failed (%s): %s; it leaves the pool\n", me,
               infer_status_name(health), infer_last_error());
       atomic_store(&p->healthy[me], 0);
       if (job->http_status == 200) { /* never hand out results of a failed context */
-        srv_pool_free_outputs(job);
+        srv_pool_free_response(job);
         job->http_status = 503;
         snprintf(job->error, sizeof job->error, "the worker's context failed");
       }
@@ -167,23 +170,26 @@ static void *worker_main(void *argp) {
   return NULL;
 }
 
-infer_status srv_pool_create(infer_engine *e, int workers, int capacity, int delay_ms,
-                             srv_pool **out) {
+infer_status srv_pool_create(infer_engine *e, const char *model_name, int workers, int capacity,
+                             int delay_ms, srv_pool **out) {
   *out = NULL;
   srv_pool *p = calloc(1, sizeof *p);
   if (!p) return INFER_ERR_OUT_OF_MEMORY;
   p->engine = e;
+  p->model_name = model_name;
   p->n_workers = workers;
+  p->n_inputs = infer_engine_input_count(e);
   p->cap = capacity;
   p->delay_ms = delay_ms;
   p->threads = calloc((size_t)workers, sizeof *p->threads);
   p->ctx = calloc((size_t)workers, sizeof *p->ctx);
   p->healthy = calloc((size_t)workers, sizeof *p->healthy);
   p->queue = calloc((size_t)capacity, sizeof *p->queue);
+  p->in_buf = calloc((size_t)workers * (size_t)p->n_inputs + 1, sizeof *p->in_buf);
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->work, NULL);
   pthread_cond_init(&p->idle, NULL);
-  if (!p->threads || !p->ctx || !p->healthy || !p->queue) {
+  if (!p->threads || !p->ctx || !p->healthy || !p->queue || !p->in_buf) {
     srv_pool_release(p);
     return INFER_ERR_OUT_OF_MEMORY;
   }
@@ -194,6 +200,16 @@ infer_status srv_pool_create(infer_engine *e, int workers, int capacity, int del
       return s;
     }
     atomic_init(&p->healthy[i], infer_context_status(p->ctx[i]) == INFER_OK);
+    /* requests are written into these (the worker's thread uses the context from now) */
+    for (int k = 0; k < p->n_inputs; k++) {
+      int64_t bytes;
+      s = infer_context_input_buffer(p->ctx[i], k, &p->in_buf[(size_t)i * (size_t)p->n_inputs + (size_t)k],
+                                     &bytes);
+      if (s != INFER_OK) {
+        srv_pool_release(p);
+        return s;
+      }
+    }
   }
   p->alive = workers;
   for (int i = 0; i < workers; i++) {
@@ -274,6 +290,7 @@ void srv_pool_release(srv_pool *p) {
   pthread_cond_destroy(&p->work);
   pthread_mutex_destroy(&p->mu);
   free(p->queue);
+  free(p->in_buf);
   free((void *)p->healthy);
   free(p->ctx);
   free(p->threads);
