@@ -10,7 +10,9 @@
 #      connections, every answer checked, requests/s and latency percentiles printed;
 #   4. bad requests, each 400 with its {"error"} message: bad JSON, unknown input,
 #      missing input, wrong datatype, wrong shape, data count mismatch, non-numeric data,
-#      unknown output; oversized bodies 413 (announced by Content-Length, and chunked);
+#      unknown output, "data" nested otherwise than the shape (too shallow, a short row,
+#      a value for an array, an array in flat data, too deep); flat and nested data
+#      both answered; oversized bodies 413 (announced by Content-Length, and chunked);
 #   5. SIGTERM: the server must exit 0 and say it stopped;
 #   6. a second server with one worker, a queue of one and a 1 s delay per run:
 #      a burst of 6 simultaneous requests must give matching 200s and 503s (queue full);
@@ -221,8 +223,30 @@ if start_server "$log1" --workers 2; then
 
   good='"name":"image","datatype":"FP32","shape":[2,3,32,32]'
   zeros=$(printf '0,%.0s' $(seq 1 6143))0
+  # the same zeros nested as the shape: [2][3][32][32]
+  row="[$(printf '0,%.0s' $(seq 1 31))0]"
+  plane="[$(printf "$row,%.0s" $(seq 1 31))$row]"
+  image="[$plane,$plane,$plane]"
+  nested="[$image,$image]"
   expect 200 '"model_name":"sample"' "infer with zeros (nested data, id echoed)" \
-    -d "{\"id\":\"z\",\"inputs\":[{$good,\"data\":[[$zeros]]}]}" "$infer"
+    -d "{\"id\":\"z\",\"inputs\":[{$good,\"data\":$nested}]}" "$infer"
+  expect 200 '"model_name":"sample"' "infer with zeros (flat data)" \
+    -d "{\"inputs\":[{$good,\"data\":[$zeros]}]}" "$infer"
+  expect 400 "data has 1 entry, shape [2,3,32,32] needs 2 there" \
+    "data nested two levels for a shape of four" \
+    -d "{\"inputs\":[{$good,\"data\":[[$zeros]]}]}" "$infer"
+  short="[$(printf '0,%.0s' $(seq 1 30))0]"
+  expect 400 "data[1][2][31] has 31 entries, shape [2,3,32,32] needs 32 there" \
+    "nested data with a short last row" \
+    -d "{\"inputs\":[{$good,\"data\":[$image,[$plane,$plane,[$(printf "$row,%.0s" $(seq 1 31))$short]]]}]}" \
+    "$infer"
+  expect 400 "data[1] is not an array" "nested data with a value for an image" \
+    -d "{\"inputs\":[{$good,\"data\":[$image,0]}]}" "$infer"
+  expect 400 "data[1] is an array in flat data" "flat data with an array inside" \
+    -d "{\"inputs\":[{$good,\"data\":[0,[0],$zeros]}]}" "$infer"
+  expect 400 "nested deeper than the 4 levels of its shape" "nested data one level too deep" \
+    -d "{\"inputs\":[{$good,\"data\":[$image,[$plane,$plane,[$(printf "$row,%.0s" $(seq 1 31))[$(printf '0,%.0s' $(seq 1 31))[0]]]]]}]}" \
+    "$infer"
   expect 400 "invalid JSON" "bad JSON" -d '{"inputs": [' "$infer"
   expect 400 "not a JSON object" "JSON array body" -d '[1,2]' "$infer"
   expect 400 "invalid JSON" "empty body" -X POST "$infer"

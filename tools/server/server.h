@@ -5,6 +5,7 @@
  *   server_http.c  libmicrohttpd handlers: routes, body limit, status codes
  *   server_json.c  the JSON codec: request validation, response and metadata encoding
  *   server_pool.c  worker threads (one infer_context each) behind a bounded queue
+ *   server_conns.c open connections: request deadlines, eviction at the limit
  *
  * A request's JSON is parsed and checked (names, datatypes, shapes) on an HTTP thread;
  * its numbers go straight from the parsed document into the worker context's in-place
@@ -39,6 +40,12 @@ typedef struct srv_config {
   int queue;             /* requests waiting for a worker, at most; more get 503 */
   int http_threads;      /* libmicrohttpd's thread pool */
   size_t max_body;       /* request body limit in bytes (413 past it); 0: from the model */
+  int max_connections;   /* open connections at most; at the limit the oldest waiting
+                            one is closed for a new one */
+  int max_per_ip;        /* open connections from one address at most; 0: no cap */
+  int idle_timeout;      /* seconds without a byte before a connection is closed */
+  int request_timeout;   /* seconds for a request to arrive in full (from the connection's
+                            opening or the previous answer), and for an answer to go out */
   infer_device device;
   int device_index;
   infer_precision precision;
@@ -132,6 +139,34 @@ bool srv_pool_wait_idle(srv_pool *p, int timeout_ms);
 /* Stops the workers (queued jobs are finished first) and releases the contexts. */
 void srv_pool_release(srv_pool *p);
 void srv_pool_free_response(srv_job *job);
+
+/* ---- open connections (server_conns.c) ------------------------------------------ */
+
+/* Where a connection is: waiting for (or receiving) a request, which the client must
+ * complete within the deadline; its request in the worker pool (no deadline: the time
+ * is the server's); its answer going out (the client must take it within the
+ * deadline). */
+typedef enum srv_conn_phase { SRV_CONN_RECEIVING, SRV_CONN_WORKING, SRV_CONN_SENDING } srv_conn_phase;
+typedef struct srv_conn srv_conn;
+typedef struct srv_conns srv_conns;
+
+struct sockaddr;
+/* Starts the registry and its sweep thread (which shuts down connections past the
+ * deadline of request_timeout_s). At `limit` open connections a new one makes room by
+ * shutting one waiting for its request: from the address with the most connections,
+ * the oldest of those. NULL when out of memory. */
+srv_conns *srv_conns_create(int limit, int request_timeout_s, bool verbose);
+/* A connection on socket fd from addr (may be NULL) was accepted (phase RECEIVING from
+ * now). NULL when out of memory: the connection then has only the idle timeout. */
+srv_conn *srv_conns_opened(srv_conns *cs, int fd, const struct sockaddr *addr);
+/* The connection enters `phase`, from now. c may be NULL. */
+void srv_conns_phase(srv_conns *cs, srv_conn *c, srv_conn_phase phase);
+/* The connection is closing: called before its socket is closed. c may be NULL. */
+void srv_conns_closed(srv_conns *cs, srv_conn *c);
+/* Connections closed so far for their deadline, and evicted at the limit. */
+void srv_conns_counts(srv_conns *cs, long long *closed_deadline, long long *evicted);
+/* Stops the sweep and frees the registry (after the daemon has stopped). */
+void srv_conns_release(srv_conns *cs);
 
 /* ---- HTTP (server_http.c) ---------------------------------------------------- */
 

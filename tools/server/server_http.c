@@ -13,12 +13,23 @@
  *   GET  /v2/models/NAME[/versions/1]/ready  200 / 503 as the server's readiness
  *   POST /v2/models/NAME[/versions/1]/infer  inference
  * Anything else is 404 (an unknown model or version too), a known path with another
- * method 405, a body past the limit 413; errors carry {"error": "..."}. */
+ * method 405, a body past the route's limit 413; errors carry {"error": "..."}.
+ *
+ * Framing is strict, checked as soon as the headers are in (before any body is read):
+ * more than one Content-Length, Content-Length with Transfer-Encoding, or a
+ * Transfer-Encoding other than chunked is a 400 at once, since a server and a proxy
+ * in front of it that disagree on where a body ends can be made to see different
+ * requests. libmicrohttpd's own answers to what it cannot parse (a malformed request
+ * line or Content-Length, an HTTP version other than 1.0/1.1, a request line or headers
+ * past its buffer) carry its built-in HTML body: 0.9.75 has no hook to replace them.
+ * Slow clients are server_conns.c's concern; this file tells it each connection's
+ * phase. */
 #include <netdb.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,8 +38,17 @@
 
 #include "server.h"
 
+/* The body limit of the routes that take none (every route but POST .../infer): enough
+ * for a client that sends an empty JSON object out of habit. */
+#define SMALL_BODY_LIMIT ((size_t)4096)
+/* A chunked body past its limit is read and dropped up to this much more, so that the
+ * client still gets its 413 (libmicrohttpd cannot answer in the middle of a body);
+ * past it the connection is closed without an answer. */
+#define DRAIN_LIMIT ((size_t)8 << 20)
+
 struct srv_http {
   struct MHD_Daemon *daemon;
+  srv_conns *conns;
   infer_engine *engine;
   srv_pool *pool;
   const srv_config *cfg;
@@ -55,14 +75,24 @@ typedef struct req_state {
   struct MHD_Connection *conn;
   route route;
   bool method_ok;
+  srv_conn *tracked;  /* the connection's entry in h->conns (may be NULL) */
+  size_t body_limit;  /* this route's */
+  bool keep_body;     /* POST .../infer: the body is kept; other bodies only counted */
   char *body;
   size_t len, cap;
-  size_t discarded; /* bytes past the limit, dropped */
+  size_t received;    /* body bytes so far */
+  bool too_large;     /* received > body_limit: the answer is 413 */
   bool submitted;   /* a job went to the pool; the handler is called again on resume */
   srv_job job;
   struct timespec t0;
   const char *method, *url; /* libmicrohttpd's, valid for the request: for the log */
 } req_state;
+
+static srv_conn *tracked_of(struct MHD_Connection *conn) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return ci ? ci->socket_context : NULL;
+}
 
 static double ms_since(const struct timespec *t0) {
   struct timespec t;
@@ -128,6 +158,8 @@ static enum MHD_Result reply(req_state *st, unsigned status, char *json, size_t 
   if (allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
   if (status == MHD_HTTP_SERVICE_UNAVAILABLE) MHD_add_response_header(r, "Retry-After", "1");
   if (atomic_load(&st->h->stopping)) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+  /* the answer's deadline starts: the client must take it in time */
+  srv_conns_phase(st->h->conns, st->tracked, SRV_CONN_SENDING);
   enum MHD_Result ok = MHD_queue_response(st->conn, status, r);
   MHD_destroy_response(r);
   if (st->h->cfg->verbose) {
@@ -180,9 +212,6 @@ static enum MHD_Result answer_infer_result(req_state *st) {
 
 static enum MHD_Result start_infer(req_state *st) {
   srv_http *h = st->h;
-  if (st->discarded)
-    return reply_error(st, MHD_HTTP_CONTENT_TOO_LARGE, "the request body is larger than the limit",
-                       NULL);
   if (atomic_load(&h->stopping))
     return reply_error(st, MHD_HTTP_SERVICE_UNAVAILABLE, "the server is shutting down", NULL);
   if (MHD_lookup_connection_value(st->conn, MHD_HEADER_KIND, "Inference-Header-Content-Length"))
@@ -199,12 +228,69 @@ static enum MHD_Result start_infer(req_state *st) {
   st->job.done = job_done;
   st->job.user = st;
   st->submitted = true;
+  srv_conns_phase(h->conns, st->tracked, SRV_CONN_WORKING); /* no deadline while it runs */
   rc = srv_pool_submit(h->pool, &st->job, suspend_connection, st->conn);
   if (rc) {
     st->submitted = false;
     return reply_error(st, (unsigned)rc, st->job.error, NULL);
   }
   return MHD_YES; /* suspended; called again once the worker resumes us */
+}
+
+/* ---- framing and limits ---------------------------------------------------------------- */
+
+typedef struct framing {
+  int content_length, transfer_encoding; /* how many of each header */
+  const char *te;                        /* the (first) Transfer-Encoding value */
+} framing;
+
+static enum MHD_Result count_framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                            const char *value) {
+  (void)kind;
+  framing *f = cls;
+  if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) f->content_length++;
+  if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0 && f->transfer_encoding++ == 0)
+    f->te = value ? value : "";
+  return MHD_YES;
+}
+
+/* True when the body's framing is unambiguous: at most one Content-Length, or one
+ * Transfer-Encoding that is exactly chunked (RFC 9112 6.1, 6.3: a server must not
+ * guess; we refuse rather than pick one). Else a message in why. */
+static bool framing_ok(struct MHD_Connection *conn, char *why, size_t cap) {
+  framing f = {0};
+  MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing_header, &f);
+  if (f.content_length > 1) {
+    snprintf(why, cap, "%d Content-Length headers: a request may have one", f.content_length);
+    return false;
+  }
+  if (f.transfer_encoding > 1) {
+    snprintf(why, cap, "%d Transfer-Encoding headers: a request may have one (chunked)",
+             f.transfer_encoding);
+    return false;
+  }
+  if (f.transfer_encoding && f.content_length) {
+    snprintf(why, cap, "both Content-Length and Transfer-Encoding: a request may have one");
+    return false;
+  }
+  if (f.transfer_encoding) {
+    const char *v = f.te;
+    size_t n = strlen(v);
+    while (*v == ' ' || *v == '\t') v++, n--;
+    while (n && (v[n - 1] == ' ' || v[n - 1] == '\t')) n--;
+    if (n != 7 || strncasecmp(v, "chunked", 7) != 0) {
+      snprintf(why, cap, "Transfer-Encoding '%.100s' is not supported (only chunked)", f.te);
+      return false;
+    }
+  }
+  return true;
+}
+
+static enum MHD_Result reply_too_large(req_state *st) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "the request body is larger than the limit (%zu bytes%s)",
+           st->body_limit, st->keep_body ? "" : " on this route");
+  return reply_error(st, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
 }
 
 /* ---- the access handler -------------------------------------------------------------- */
@@ -222,36 +308,38 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     st->conn = conn;
     st->method = method;
     st->url = url;
+    st->tracked = tracked_of(conn);
     clock_gettime(CLOCK_MONOTONIC, &st->t0);
     st->route = route_of(h, url);
     const char *allow;
     st->method_ok = method_allowed(st->route, method, &allow);
+    st->keep_body = st->route == ROUTE_INFER && st->method_ok;
+    st->body_limit = st->keep_body ? h->max_body : SMALL_BODY_LIMIT;
     *con_cls = st;
     atomic_fetch_add(&h->active, 1);
-    if (st->route == ROUTE_INFER && st->method_ok) {
-      /* refuse an announced oversized body at once, before reading it */
-      const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                   MHD_HTTP_HEADER_CONTENT_LENGTH);
-      if (cl) {
-        char *end;
-        unsigned long long n = strtoull(cl, &end, 10);
-        if (n > h->max_body)
-          return reply_error(st, MHD_HTTP_CONTENT_TOO_LARGE,
-                             "the request body is larger than the limit", NULL);
-        if (n > 0 && (st->body = malloc((size_t)n + 1))) st->cap = (size_t)n + 1;
-      }
+    /* answered now, before any of the body is read: libmicrohttpd then drops the body
+     * and closes the connection after the answer */
+    char why[256];
+    if (!framing_ok(conn, why, sizeof why)) return reply_error(st, MHD_HTTP_BAD_REQUEST, why, NULL);
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) { /* digits only: libmicrohttpd refused anything else already */
+      unsigned long long n = strtoull(cl, NULL, 10);
+      if (n > st->body_limit) return reply_too_large(st);
+      if (st->keep_body && n > 0 && (st->body = malloc((size_t)n + 1))) st->cap = (size_t)n + 1;
     }
     return MHD_YES;
   }
   if (*upload_data_size) { /* a piece of the body */
     size_t n = *upload_data_size;
     *upload_data_size = 0;
-    if (st->route != ROUTE_INFER || !st->method_ok) return MHD_YES; /* not needed */
-    if (st->discarded || st->len + n > h->max_body) {
-      st->discarded += n;
-      /* a chunked body that keeps coming long past the limit: hang up */
-      return st->discarded > h->max_body + ((size_t)64 << 20) ? MHD_NO : MHD_YES;
+    st->received += n;
+    if (st->too_large || st->received > st->body_limit) {
+      /* only a chunked body gets here (an announced length was checked above) */
+      st->too_large = true;
+      return st->received - st->body_limit > DRAIN_LIMIT ? MHD_NO : MHD_YES;
     }
+    if (!st->keep_body) return MHD_YES; /* counted, not needed */
     if (st->len + n + 1 > st->cap) {
       size_t cap = st->cap ? st->cap : 4096;
       while (cap < st->len + n + 1) cap *= 2;
@@ -267,6 +355,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   }
   /* the request is complete (or a worker resumed us) */
   if (st->submitted) return answer_infer_result(st);
+  if (st->too_large) return reply_too_large(st);
   const char *allow;
   switch (st->route) {
     case ROUTE_NOT_FOUND: return reply_error(st, MHD_HTTP_NOT_FOUND, "not found", NULL);
@@ -307,6 +396,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
   srv_http *h = cls;
+  (void)toe;
+  /* the request is over: the connection waits for the next one, which must arrive
+   * within the deadline from now */
+  srv_conns_phase(h->conns, tracked_of(conn), SRV_CONN_RECEIVING);
   req_state *st = *con_cls;
   if (!st) return;
   srv_pool_free_response(&st->job);
@@ -315,6 +408,23 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   free(st);
   *con_cls = NULL;
   atomic_fetch_sub(&h->active, 1);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+  srv_http *h = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ai =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    *socket_context =
+        ci ? srv_conns_opened(h->conns, ci->connect_fd, ai ? ai->client_addr : NULL) : NULL;
+  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    /* before libmicrohttpd closes the socket: the sweep can no longer touch it */
+    srv_conns_closed(h->conns, *socket_context);
+    *socket_context = NULL;
+  }
 }
 
 /* ---- start and stop ----------------------------------------------------------------- */
@@ -345,19 +455,27 @@ int srv_http_start(const srv_config *cfg, infer_engine *e, srv_pool *pool, const
   h->max_body = max_body;
   atomic_init(&h->stopping, false);
   atomic_init(&h->active, 0);
+  if (!(h->conns = srv_conns_create(cfg->max_connections, cfg->request_timeout, cfg->verbose))) {
+    fprintf(stderr, "infer-server: cannot start the connection sweep (out of memory?)\n");
+    freeaddrinfo(ai);
+    free(h);
+    return -1;
+  }
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
                    MHD_USE_ERROR_LOG;
   if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
   unsigned threads = cfg->http_threads > 1 ? (unsigned)cfg->http_threads : 0;
   h->daemon = MHD_start_daemon(
       flags, (uint16_t)cfg->port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT,
-      (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)512, MHD_OPTION_THREAD_POOL_SIZE,
-      threads, MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+      h, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout, MHD_OPTION_CONNECTION_LIMIT,
+      (unsigned)cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+      (unsigned)cfg->max_per_ip, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!h->daemon) {
     fprintf(stderr, "infer-server: cannot listen on %s:%d (in use, or not an address here?)\n",
             cfg->host, cfg->port);
+    srv_conns_release(h->conns);
     free(h);
     return -1;
   }
@@ -397,6 +515,12 @@ bool srv_http_stop(srv_http *h, int timeout_ms) {
     fprintf(stderr, "infer-server: %d request%s unfinished after a %d ms grace, closing\n", left,
             left == 1 ? "" : "s", grace_ms);
   MHD_stop_daemon(h->daemon);
+  long long past_deadline, evicted;
+  srv_conns_counts(h->conns, &past_deadline, &evicted);
+  printf("infer-server: %lld connection%s closed past the request deadline, %lld at the "
+         "connection limit\n",
+         past_deadline, past_deadline == 1 ? "" : "s", evicted);
+  srv_conns_release(h->conns);
   free(h);
   return true;
 }

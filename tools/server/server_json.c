@@ -97,16 +97,25 @@ typedef struct fill_state {
   size_t err_cap;
 } fill_state;
 
-/* Stores one JSON value as element fs->count; the data may be flat or nested in
- * row-major order (both are KServe). Returns 0 or 400. */
+/* Stores one JSON value as element fs->count; the data is flat or nested exactly as the
+ * shape (both are KServe; check_nesting made sure which), in row-major order, so an
+ * array is only ever met above the last level. Returns 0 or 400. */
 static int fill_value(fill_state *fs, json_t *v, int depth) {
   if (json_is_array(v)) {
-    if (depth > INFER_MAX_RANK)
+    if (depth > INFER_MAX_RANK) /* check_nesting stops this; kept as a bound on recursion */
       return fail(fs->err, fs->err_cap, 400, "input '%s': data nested deeper than %d levels",
                   fs->input, INFER_MAX_RANK);
     size_t i;
     json_t *x;
     json_array_foreach(v, i, x) {
+      if (json_is_array(x) && depth == fs->t->rank && depth > 1)
+        return fail(fs->err, fs->err_cap, 400,
+                    "input '%s': data is nested deeper than the %d levels of its shape",
+                    fs->input, fs->t->rank);
+      if (json_is_array(x) && depth == 1 && !json_is_array(json_array_get(v, 0)))
+        return fail(fs->err, fs->err_cap, 400,
+                    "input '%s': data[%zu] is an array in flat data (\"data\" is flat, or "
+                    "nested exactly as the shape)", fs->input, i);
       int rc = fill_value(fs, x, depth + 1);
       if (rc) return rc;
     }
@@ -164,6 +173,54 @@ static int fill_value(fill_state *fs, json_t *v, int depth) {
     default: infer_tensor_set(fs->t, at, (double)iv); break;
   }
   return 0;
+}
+
+/* "data" is either flat (values only, count checked when they are written) or nested
+ * level by level as the shape: data[i] has shape[1] entries, data[i][j] shape[2], and
+ * so on, values at the last level (those are checked when written). Anything between
+ * is a 400 naming where it differs, rather than values silently taken in another
+ * order. */
+static int check_level(const char *name, json_t *a, const infer_tensor *want, int level,
+                       char *path, size_t path_len, char *err, size_t cap) {
+  char shape[160];
+  size_t n = json_array_size(a);
+  if ((int64_t)n != want->dims[level]) {
+    shape_text(shape, sizeof shape, want->rank, want->dims);
+    return fail(err, cap, 400,
+                "input '%s': %s has %zu entr%s, shape %s needs %" PRId64 " there (\"data\" is "
+                "flat, or nested exactly as the shape)",
+                name, path, n, n == 1 ? "y" : "ies", shape, want->dims[level]);
+  }
+  if (level + 1 == want->rank) return 0; /* values: checked when written */
+  for (size_t i = 0; i < n; i++) {
+    json_t *x = json_array_get(a, i);
+    size_t len = path_len + (size_t)snprintf(path + path_len, 256 - path_len, "[%zu]", i);
+    if (len >= 256) len = 255;
+    if (!json_is_array(x)) {
+      shape_text(shape, sizeof shape, want->rank, want->dims);
+      return fail(err, cap, 400,
+                  "input '%s': %s is not an array: nested data must have the %d levels of "
+                  "shape %s",
+                  name, path, want->rank, shape);
+    }
+    int rc = check_level(name, x, want, level + 1, path, len, err, cap);
+    path[path_len] = 0;
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int check_nesting(const char *name, json_t *data, const infer_tensor *want, char *err,
+                         size_t cap) {
+  if (!json_is_array(json_array_get(data, 0))) return 0; /* flat (or empty) */
+  if (want->rank < 2) {
+    char shape[160];
+    shape_text(shape, sizeof shape, want->rank, want->dims);
+    return fail(err, cap, 400, "input '%s': data[0] is an array, but shape %s has %d level%s",
+                name, shape, want->rank, want->rank == 1 ? "" : "s");
+  }
+  char path[256] = "data";
+  return check_level(name, data, want, 0, path, 4, err, cap);
 }
 
 /* One entry of "inputs". */
@@ -236,6 +293,8 @@ static int parse_input(const infer_engine *e, json_t *in, size_t pos, srv_reques
   int64_t count = infer_tensor_count(&want);
   size_t es = infer_dtype_size(want.dtype);
   if (count < 0 || es == 0) return fail(err, cap, 400, "input '%s': unsupported shape", name);
+  int rc = check_nesting(name, jdata, &want, err, cap);
+  if (rc) return rc;
   req->data[k] = jdata; /* its values are written by srv_json_write_inputs */
   return 0;
 }

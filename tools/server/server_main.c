@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "server.h"
 #include "../shape_arg.h"
@@ -24,7 +25,15 @@ static void usage(FILE *f) {
           "  --queue N                requests waiting for a worker before 503 (default 64)\n"
           "  --http-threads N         HTTP threads parsing requests (default 2)\n"
           "  --max-body BYTES         request body limit, 413 past it (default: 64 bytes per\n"
-          "                           input element + 1 MiB)\n"
+          "                           input element + 1 MiB); other routes take 4 KiB\n"
+          "  --max-connections N      open connections at most (default 512); at the limit\n"
+          "                           one waiting for its request is closed (the oldest\n"
+          "                           from the address holding the most)\n"
+          "  --max-connections-per-ip N  from one client address (default 64; 0: no cap)\n"
+          "  --idle-timeout S         close a connection silent for S seconds (default 10)\n"
+          "  --request-timeout S      a request must arrive in full within S seconds of the\n"
+          "                           connection opening or the previous answer, and an\n"
+          "                           answer be taken within S seconds (default 30)\n"
           "  --device cpu|cuda[:N]    (default cpu)\n"
           "  --precision fp32|tf32|fp16  (default fp32)\n"
           "  --batch N                value of unbound symbolic batch dims (default 1)\n"
@@ -57,6 +66,10 @@ static bool parse_args(int argc, char **argv, srv_config *c) {
   c->workers = 2;
   c->queue = 64;
   c->http_threads = 2;
+  c->max_connections = 512;
+  c->max_per_ip = 64;
+  c->idle_timeout = 10;
+  c->request_timeout = 30;
   c->batch = 1;
   for (int i = 1; i < argc; i++) {
     char *o = argv[i];
@@ -96,6 +109,18 @@ static bool parse_args(int argc, char **argv, srv_config *c) {
     } else if (strcmp(o, "--max-body") == 0) {
       if (!parse_int(v, 1, LLONG_MAX, &n)) return bad("bad --max-body", v);
       c->max_body = (size_t)n;
+    } else if (strcmp(o, "--max-connections") == 0) {
+      if (!parse_int(v, 1, 1 << 20, &n)) return bad("bad --max-connections", v);
+      c->max_connections = (int)n;
+    } else if (strcmp(o, "--max-connections-per-ip") == 0) {
+      if (!parse_int(v, 0, 1 << 20, &n)) return bad("bad --max-connections-per-ip", v);
+      c->max_per_ip = (int)n;
+    } else if (strcmp(o, "--idle-timeout") == 0) {
+      if (!parse_int(v, 1, 86400, &n)) return bad("bad --idle-timeout (1-86400 s)", v);
+      c->idle_timeout = (int)n;
+    } else if (strcmp(o, "--request-timeout") == 0) {
+      if (!parse_int(v, 1, 86400, &n)) return bad("bad --request-timeout (1-86400 s)", v);
+      c->request_timeout = (int)n;
     } else if (strcmp(o, "--device") == 0) {
       if (strcmp(v, "cpu") == 0) {
         c->device = INFER_DEVICE_CPU;
@@ -132,6 +157,41 @@ static bool parse_args(int argc, char **argv, srv_config *c) {
     fprintf(stderr, "infer-server: no model given\n");
     return false;
   }
+  if (c->max_per_ip > c->max_connections) {
+    fprintf(stderr, "infer-server: --max-connections-per-ip %d is above --max-connections %d\n",
+            c->max_per_ip, c->max_connections);
+    return false;
+  }
+  if (c->http_threads > c->max_connections) {
+    /* libmicrohttpd splits the limit between its threads */
+    fprintf(stderr, "infer-server: --http-threads %d is above --max-connections %d\n",
+            c->http_threads, c->max_connections);
+    return false;
+  }
+  return true;
+}
+
+/* Each connection is a descriptor: raises the soft open-file limit towards the hard one
+ * when --max-connections needs it, else says what to change. */
+static bool room_for_connections(int max_connections) {
+  const rlim_t spare = 128; /* model file, threads' pipes, epoll, device driver */
+  rlim_t need = (rlim_t)max_connections + spare;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+    return true;
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+    fprintf(stderr,
+            "infer-server: --max-connections %d needs %llu open files, the hard limit is %llu "
+            "(ulimit -Hn): lower --max-connections or raise the limit\n",
+            max_connections, (unsigned long long)need, (unsigned long long)rl.rlim_max);
+    return false;
+  }
+  rl.rlim_cur = need;
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+    fprintf(stderr, "infer-server: --max-connections %d needs %llu open files: %s\n",
+            max_connections, (unsigned long long)need, strerror(errno));
+    return false;
+  }
   return true;
 }
 
@@ -164,6 +224,7 @@ int main(int argc, char **argv) {
     usage(stderr);
     return EXIT_USAGE;
   }
+  if (!room_for_connections(cfg.max_connections)) return EXIT_USAGE;
   /* SIGINT/SIGTERM are taken by sigwait below: blocked before any thread starts so
    * that every thread inherits the mask. */
   sigset_t stop_signals;
@@ -223,6 +284,10 @@ int main(int argc, char **argv) {
          "queue %d, body limit %zu bytes\n",
          name, cfg.model, cfg.device == INFER_DEVICE_CUDA ? "cuda" : "cpu", cfg.host, port, name,
          cfg.workers, cfg.workers == 1 ? "" : "s", cfg.queue, max_body);
+  char per_ip[48] = "no per-address cap";
+  if (cfg.max_per_ip) snprintf(per_ip, sizeof per_ip, "%d per address", cfg.max_per_ip);
+  printf("infer-server: at most %d connections (%s), idle timeout %d s, request deadline %d s\n",
+         cfg.max_connections, per_ip, cfg.idle_timeout, cfg.request_timeout);
   fflush(stdout);
 
   int sig = 0;
