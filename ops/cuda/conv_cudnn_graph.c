@@ -3,7 +3,9 @@
  *   y = act(conv(x, w) + bias + z)     act: none, ReLU, or clip(0, beta) (ReLU with an
  *                                      upper clip)
  * through virtual fp32 intermediates, so cuDNN's fusion engines (runtime-compiled
- * ones among them: the ConvBiasAddAct pattern) run it as one kernel. At build the
+ * ones among them: the ConvBiasAddAct pattern) run it as one kernel. With
+ * cuda.nan_exact the activation leaves the graph and follows as one pass of our epilogue
+ * kernel, which keeps NaN (whether cuDNN's pointwise ReLU does is cuDNN's). At build the
  * heuristics' first engine configs become plans, each is timed on scratch buffers,
  * and the fastest is kept; cuda_conv.c then times it against its own choices. */
 #include <float.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "../../core/cuda_check.h"
+#include "../../kernels/conv_epilogue.h"
 #include "../../kernels/k_dtype.h"
 #include "../conv_fused.h"
 #include "conv_alt.h"
@@ -37,6 +40,9 @@ typedef struct cg_state {
   cudnnBackendDescriptor_t cfg, plan; /* the chosen engine config and its plan */
   int64_t ws;                         /* the plan's workspace bytes */
   bool has_bias, has_z;
+  int post_act; /* cuda.nan_exact: the activation, applied after the graph; else 0 */
+  float alpha, beta;
+  int64_t count, channels; /* of y, for that pass */
   pthread_mutex_t lock;               /* one execute of the plan at a time (cg_run) */
   bool lock_ok;
 } cg_state;
@@ -230,9 +236,9 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
     return infer_fail(INFER_ERR_UNSUPPORTED,
                       "cudnn-graph: float16 convolutions without an input clamp only");
   if (p->act == CONV_ACT_RELU) {
-    act = true;
+    act = !p->nan_exact;
   } else if (p->act == CONV_ACT_CLIP && p->alpha == 0 && p->beta > 0) {
-    act = true;
+    act = !p->nan_exact;
     clip = p->beta;
   } else if (p->act != CONV_ACT_NONE) {
     return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: activation %d is not supported",
@@ -249,6 +255,11 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   s->lock_ok = true;
   s->has_bias = p->has_bias;
   s->has_z = p->has_z;
+  s->post_act = p->act != CONV_ACT_NONE && !act ? p->act : 0;
+  s->alpha = p->alpha;
+  s->beta = p->beta;
+  s->channels = p->k;
+  s->count = (int64_t)p->n * p->k * p->out_h * p->out_w;
   cudnnHandle_t h = (cudnnHandle_t)x->cudnn;
   cudaStream_t stream = (cudaStream_t)x->stream;
   cudnnBackendDescriptor_t og = NULL;
@@ -347,6 +358,9 @@ static infer_status cg_run(const cuda_exec *x, const void *state, const void *in
   infer_status st = be_execute((cudnnHandle_t)x->cudnn, s->plan, n, uids, ptrs,
                                s->ws > 0 ? ws : NULL);
   pthread_mutex_unlock(lock);
+  if (st == INFER_OK && s->post_act) /* elementwise: the layout does not matter */
+    CUDA_LAUNCH_TRY(k_conv_epilogue(K_F16, y, NULL, NULL, s->count, s->channels, 1, s->post_act,
+                                    s->alpha, s->beta, (cudaStream_t)x->stream));
   return st;
 }
 
