@@ -405,8 +405,9 @@ def concat_family():
 
 
 def pool_family():
-    """MaxPool / AveragePool / GlobalMaxPool / GlobalAveragePool on the input (NCHW) and
-    after a convolution with a residual (channels-last on fp16 GPUs)."""
+    """MaxPool / AveragePool / GlobalMaxPool / GlobalAveragePool / ReduceMax / ReduceMin
+    over H, W on the input (NCHW) and after a convolution with a residual (channels-last
+    on fp16 GPUs)."""
     m = Model("pool")
     x, xv = m.input("x", poison(uni(1, C, H, W), 12, 8, 8))
     xc, xcv = m.input("xc", uni(1, C, H, W))
@@ -428,6 +429,11 @@ def pool_family():
                      avgpool_ref(v, 3, 1, 1))
             m.output(m.node("GlobalMaxPool", [src]), np.max(v, axis=(2, 3), keepdims=True))
             m.output(m.node("GlobalAveragePool", [src]), np.mean(v, axis=(2, 3), keepdims=True))
+            # over H, W: on NHWC data after the convolution (fp16 GPUs: reduce-nhwc)
+            m.output(m.node("ReduceMax", [src], axes=[2, 3], keepdims=1),
+                     np.max(v, axis=(2, 3), keepdims=True))
+            m.output(m.node("ReduceMin", [src], axes=[2, 3], keepdims=1),
+                     np.min(v, axis=(2, 3), keepdims=True))
     return m
 
 
