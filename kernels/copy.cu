@@ -200,10 +200,129 @@ static bool try_tiled(const host_view *hv, const void *src, void *dst, cudaStrea
   return true;
 }
 
+// ---- permutations inside small contiguous blocks: each row of B elements is read whole
+// (16-byte words), permuted through shared memory and written whole. ShuffleNet's channel
+// shuffle on NHWC data is such a view ([pixels, 2, C/2] -> [pixels, C/2, 2]: inner dims
+// too small for the 32x32 tiles, one 2-byte element per thread in the generic kernel). ---
+
+#define K_ROWPERM_MAX_INNER 4
+#define K_ROWPERM_SMEM 16384 /* bytes of rows a block holds */
+
+struct rowperm_args {
+  int64_t rows;                   // rows of B elements, B apart in the input and the output
+  int b;                          // elements per row
+  int rows_per_block;
+  int inner;                      // permuted dims, innermost (output order) first
+  int d[K_ROWPERM_MAX_INNER], is[K_ROWPERM_MAX_INNER];
+};
+
+template <typename T>
+__global__ void __launch_bounds__(256) rowperm_kernel(rowperm_args g, const T *__restrict__ src,
+                                                      T *__restrict__ dst) {
+  extern __shared__ uint4 rowperm_smem[];
+  T *buf = reinterpret_cast<T *>(rowperm_smem);
+  for (int64_t r0 = (int64_t)blockIdx.x * g.rows_per_block; r0 < g.rows;
+       r0 += (int64_t)gridDim.x * g.rows_per_block) {
+    const int nr = (int)(g.rows - r0 < g.rows_per_block ? g.rows - r0 : g.rows_per_block);
+    const int count = nr * g.b;
+    // the rows are contiguous on both sides: copy them in as 16-byte words (a block's
+    // rows start on a word: rows_per_block keeps them so), the tail of the last block
+    // element by element
+    const uint4 *src_w = reinterpret_cast<const uint4 *>(src + r0 * g.b);
+    const int n_words = (int)((int64_t)count * sizeof(T) / 16);
+    for (int i = threadIdx.x; i < n_words; i += blockDim.x) rowperm_smem[i] = src_w[i];
+    for (int i = n_words * (int)(16 / sizeof(T)) + threadIdx.x; i < count; i += blockDim.x)
+      buf[i] = src[r0 * g.b + i];
+    __syncthreads();
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+      const int r = i / g.b;
+      int rem = i - r * g.b, off = 0;
+#pragma unroll
+      for (int k = 0; k < K_ROWPERM_MAX_INNER; k++) {
+        if (k >= g.inner) break;
+        const int q = rem / g.d[k];
+        off += (rem - q * g.d[k]) * g.is[k];
+        rem = q;
+      }
+      dst[r0 * g.b + i] = buf[r * g.b + off];
+    }
+    __syncthreads();
+  }
+}
+
+// Returns true (and *err) when the view is rows of B contiguous elements permuted within
+// each row: outer dims with equal input and output strides, multiples of B, the inner
+// dims row-major in the output and a permutation of a row-major block in the input.
+template <typename T>
+static bool try_rowperm(const host_view *hv, const void *src, void *dst, cudaStream_t st,
+                        cudaError_t *err) {
+  if (sizeof(T) > 8 || (uintptr_t)src % 16 || (uintptr_t)dst % 16) return false;
+  // inner dims: the longest suffix whose output strides are row-major from 1
+  int L = hv->rank - 1, first = hv->rank;
+  int64_t b = 1;
+  for (int k = L; k >= 0 && hv->os[k] == b && L - k < K_ROWPERM_MAX_INNER; k--) {
+    b *= hv->d[k];
+    first = k;
+    // stop at the smallest block that the input also holds whole
+    int64_t lo = INT64_MAX, span = 0;
+    for (int j = first; j <= L; j++) {
+      if (hv->is[j] < lo) lo = hv->is[j];
+      span += hv->is[j] * (hv->d[j] - 1);
+    }
+    if (lo == 1 && span == b - 1) break;
+  }
+  if (first > L - 1 || b * (int64_t)sizeof(T) > K_ROWPERM_SMEM) return false;
+  // the input's inner strides must tile the block exactly: sorted, each the product of
+  // the smaller ones' dims
+  int order[K_ROWPERM_MAX_INNER], n_in = L - first + 1;
+  for (int j = 0; j < n_in; j++) order[j] = first + j;
+  for (int x = 1; x < n_in; x++)
+    for (int y = x; y > 0 && hv->is[order[y]] < hv->is[order[y - 1]]; y--) {
+      int t = order[y];
+      order[y] = order[y - 1];
+      order[y - 1] = t;
+    }
+  int64_t want = 1;
+  for (int j = 0; j < n_in; j++) {
+    if (hv->is[order[j]] != want) return false;
+    want *= hv->d[order[j]];
+  }
+  // outer dims: the same stride on both sides, whole rows apart; rows counted in order
+  int64_t rows = 1, stride = b;
+  for (int k = first - 1; k >= 0; k--) {
+    if (hv->is[k] != hv->os[k] || hv->os[k] != stride) return false;
+    rows *= hv->d[k];
+    stride *= hv->d[k];
+  }
+  if (rows > INT32_MAX) return false;
+  rowperm_args g;
+  g.rows = rows;
+  g.b = (int)b;
+  g.inner = n_in;
+  for (int j = 0; j < n_in; j++) {
+    g.d[j] = (int)hv->d[L - j];
+    g.is[j] = (int)hv->is[L - j];
+  }
+  // whole 16-byte words per block of rows: a multiple of 16 / gcd(row bytes, 16) rows
+  int64_t row_bytes = b * (int64_t)sizeof(T), m = 16;
+  while (m > 1 && (row_bytes * m / 2) % 16 == 0) m /= 2;
+  int64_t rpb = K_ROWPERM_SMEM / row_bytes;
+  rpb -= rpb % m;
+  if (rpb < 1) return false;
+  g.rows_per_block = (int)rpb;
+  int64_t blocks = (rows + g.rows_per_block - 1) / g.rows_per_block;
+  if (blocks > 65535 * 32) blocks = 65535 * 32;
+  size_t smem = (size_t)g.rows_per_block * (size_t)b * sizeof(T);
+  rowperm_kernel<T><<<(unsigned)blocks, 256, smem, st>>>(g, (const T *)src, (T *)dst);
+  *err = cudaGetLastError();
+  return true;
+}
+
 template <typename T>
 static cudaError_t copy_typed(const host_view *hv, int64_t n, const void *src, void *dst,
                               cudaStream_t st) {
   cudaError_t err;
+  if (try_rowperm<T>(hv, src, dst, st, &err)) return err;
   if (try_tiled<T>(hv, src, dst, st, &err)) return err;
   return launch_generic_t<T>(hv, n, src, dst, st);
 }

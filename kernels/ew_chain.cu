@@ -100,20 +100,73 @@ __device__ __forceinline__ void operand(const chain_args &a, int k, const int64_
   }
 }
 
-// Operand 0 as a concatenation: the VEC values at column c of row `row`, from the part
-// holding that column (a vector never straddles two parts: vectorizable() checks).
-template <typename T, int VEC>
-__device__ __forceinline__ void concat_operand(const chain_args &a, int64_t row, int64_t c,
-                                               float *v) {
-  int k = 0;
-  while (k < a.g.n_parts - 1 && c >= a.g.part_end[k]) k++;
-  const int64_t start = k ? a.g.part_end[k - 1] : 0, width = a.g.part_end[k] - start;
-  vec_io<T, VEC>::load(static_cast<const T *>(a.g.part[k]) + row * width + (c - start), v);
+// Operand 0 as a concatenation, from the block's shared copy of the parts (concat_parts):
+// the VEC values at column c of row `row`, from the part holding that column (a vector
+// never straddles two parts: vectorizable() checks). The part comes from the table of
+// vector columns where it fits, else from a binary search over the part ends; both in
+// shared memory, where the threads of a warp may read different parts without the
+// serialization that divergent reads of kernel parameters cost.
+#define EWC_PART_TABLE 4096 /* vector columns (C / VEC) the table covers */
+struct concat_parts {
+  const void *ptr[EWC_MAX_PARTS];
+  int64_t start[EWC_MAX_PARTS], width[EWC_MAX_PARTS];
+  int64_t end[EWC_MAX_PARTS];
+  unsigned char part_of[EWC_PART_TABLE];
+};
+
+__device__ __forceinline__ int part_search(const concat_parts &p, int n_parts, int64_t c) {
+  int lo = 0, hi = n_parts - 1; // the first part whose end exceeds c
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (c >= p.end[mid]) lo = mid + 1; else hi = mid;
+  }
+  return lo;
 }
+
+template <int VEC>
+__device__ void concat_parts_load(const chain_args &a, concat_parts &p) {
+  const int n = a.g.n_parts;
+  for (int k = threadIdx.x; k < n; k += blockDim.x) {
+    p.ptr[k] = a.g.part[k];
+    p.end[k] = a.g.part_end[k];
+    p.start[k] = k ? a.g.part_end[k - 1] : 0;
+    p.width[k] = a.g.part_end[k] - p.start[k];
+  }
+  __syncthreads();
+  const int64_t cvecs = a.g.dims[a.g.rank - 1] / VEC;
+  if (cvecs <= EWC_PART_TABLE)
+    for (int64_t cv = threadIdx.x; cv < cvecs; cv += blockDim.x)
+      p.part_of[cv] = (unsigned char)part_search(p, n, cv * VEC);
+  __syncthreads();
+}
+
+template <typename T, int VEC>
+__device__ __forceinline__ void concat_operand(const chain_args &a, const concat_parts &p,
+                                               int64_t row, int64_t c, float *v) {
+  const int64_t cvecs = a.g.dims[a.g.rank - 1] / VEC;
+  const int k = cvecs <= EWC_PART_TABLE ? p.part_of[c / VEC] : part_search(p, a.g.n_parts, c);
+  vec_io<T, VEC>::load(static_cast<const T *>(p.ptr[k]) + row * p.width[k] + (c - p.start[k]), v);
+}
+
+template <typename T, int VEC, typename I, bool CONCAT>
+__device__ __forceinline__ void chain_loop(const chain_args &a, int64_t n_vec,
+                                           const concat_parts *parts);
 
 // I: the index type, 32-bit where every offset fits (64-bit division costs ten times more)
 template <typename T, int VEC, typename I, bool CONCAT>
 __global__ void chain_kernel(const chain_args a, int64_t n_vec) {
+  if constexpr (CONCAT) {
+    __shared__ concat_parts parts; // only the concatenation's kernels take the 6 KB
+    concat_parts_load<VEC>(a, parts);
+    chain_loop<T, VEC, I, true>(a, n_vec, &parts);
+  } else {
+    chain_loop<T, VEC, I, false>(a, n_vec, nullptr);
+  }
+}
+
+template <typename T, int VEC, typename I, bool CONCAT>
+__device__ __forceinline__ void chain_loop(const chain_args &a, int64_t n_vec,
+                                           const concat_parts *parts) {
   for (int64_t vi = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; vi < n_vec;
        vi += (int64_t)gridDim.x * blockDim.x) {
     // coordinates of the vector's first element (the innermost dim advances by VEC)
@@ -128,7 +181,7 @@ __global__ void chain_kernel(const chain_args a, int64_t n_vec) {
     }
     float acc[VEC], v[VEC];
     if (CONCAT)
-      concat_operand<T, VEC>(a, (int64_t)row, coord[a.g.rank - 1], acc);
+      concat_operand<T, VEC>(a, *parts, (int64_t)row, coord[a.g.rank - 1], acc);
     else
       operand<T, VEC>(a, 0, coord, acc);
     for (int s = 0; s < a.n_steps; s++) {
@@ -155,10 +208,14 @@ __global__ void chain_kernel(const chain_args a, int64_t n_vec) {
 template <typename T, int VEC, bool CONCAT>
 cudaError_t chain_go_c(const chain_args &a, int64_t n, cudaStream_t s) {
   const int64_t n_vec = n / VEC;
+  unsigned blocks = k_blocks(n_vec, 256);
+  // a concatenation's blocks each build the part table first: fewer blocks, each
+  // striding over more vectors, pay for it once per several vectors a thread
+  if (CONCAT && blocks > 2048) blocks = 2048;
   if (n < ((int64_t)1 << 31))
-    chain_kernel<T, VEC, uint32_t, CONCAT><<<k_blocks(n_vec, 256), 256, 0, s>>>(a, n_vec);
+    chain_kernel<T, VEC, uint32_t, CONCAT><<<blocks, 256, 0, s>>>(a, n_vec);
   else
-    chain_kernel<T, VEC, int64_t, CONCAT><<<k_blocks(n_vec, 256), 256, 0, s>>>(a, n_vec);
+    chain_kernel<T, VEC, int64_t, CONCAT><<<blocks, 256, 0, s>>>(a, n_vec);
   return cudaGetLastError();
 }
 

@@ -35,7 +35,12 @@ def main():
     shutil.rmtree(tmp, ignore_errors=True)
     sys.argv = [sys.argv[0], "generate-data", "-o", tmp]
     cmd_tools.main()
-    n = len([d for d in os.listdir(os.path.join(tmp, "node")) if d.startswith("test_")])
+    node = os.path.join(tmp, "node")
+    if not os.path.isdir(node):
+        sys.exit("gen_onnx_tests.py: onnx %s's generate-data wrote no node/ folder into %s (it "
+                 "holds: %s)" % (onnx.__version__, tmp,
+                                 ", ".join(sorted(os.listdir(tmp))) if os.path.isdir(tmp) else "nothing"))
+    n = len([d for d in os.listdir(node) if d.startswith("test_")])
     if n == 0:
         sys.exit("gen_onnx_tests.py: onnx %s generated no node tests" % onnx.__version__)
     with open(os.path.join(tmp, "onnx-version"), "w") as f:

@@ -31,8 +31,11 @@
  * Model: models/sample.onnx (Conv, Relu, MaxPool, Conv, BN, ..., Softmax; input image
  * [batch, 3, 32, 32]). Exit 0 pass, 1 fail, 77 skip (--device cuda without a GPU).
  */
+#include <execinfo.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -330,6 +333,7 @@ static void test_buffers(void) {
   infer_context_release(r);
   infer_engine_release(e);
   c = r = NULL;
+  e = NULL; /* released: the CUDA run skips the reload below, and out: releases e again */
   if (device == INFER_DEVICE_CPU && (e = load(2, false, NULL, NULL)) && (c = context(e))) {
     infer_tensor one = image_tensor(1, in);
     OK(infer_context_set_input(c, 0, &one));
@@ -554,8 +558,25 @@ out:
   infer_engine_release(e);
 }
 
+/* A crash names where it happened (the GPU host has no debugger at hand): the stack, with
+ * the names -rdynamic exports, on stderr. */
+static void on_crash(int sig) {
+  void *frames[48];
+  int n = backtrace(frames, 48);
+  static const char msg[] = "test_async: crashed; stack:\n";
+  if (write(2, msg, sizeof msg - 1) < 0) _exit(128 + sig);
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void section(const char *name) { printf("-- %s\n", name); }
+
 int main(int argc, char **argv) {
   int threads = 2, iters = 20;
+  signal(SIGSEGV, on_crash);
+  signal(SIGBUS, on_crash);
+  signal(SIGABRT, on_crash);
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--device") == 0) device = strcmp(argv[i + 1], "cuda") == 0 ? INFER_DEVICE_CUDA : INFER_DEVICE_CPU;
     else if (strcmp(argv[i], "--precision") == 0)
@@ -578,9 +599,12 @@ int main(int argc, char **argv) {
   }
   printf("device %s, precision %s\n", device == INFER_DEVICE_CUDA ? "cuda" : "cpu",
          precision == INFER_PRECISION_FP16 ? "fp16" : "fp32");
+  section("1. enqueue / wait");
   test_enqueue_wait();
   if (device == INFER_DEVICE_CPU) test_failure_reaches_wait(); /* the GPU has no failing op */
+  section("2. in-place buffers");
   test_buffers();
+  section("3. image inputs");
   test_image_options();
   image_case("set_input", 2, 2, NULL, NULL, false);
   image_case("input buffer", 2, 2, NULL, NULL, true);
@@ -590,6 +614,7 @@ int main(int argc, char **argv) {
   } else {
     image_case("channels-last off", 2, 2, "channels_last", "0", false);
   }
+  section("4. threads");
   test_threads(threads, iters);
   int f = atomic_load(&failures);
   printf("%s: %d failure%s\n", f ? "FAIL" : "PASS", f, f == 1 ? "" : "s");

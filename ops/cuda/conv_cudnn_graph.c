@@ -1,11 +1,11 @@
 /* conv_cudnn_graph.c: one 2-D fp16 FusedConv through cuDNN's backend (graph) API. The
  * operation graph is the convolution and its epilogue as pointwise operations,
- *   y = act(conv(x, w) + bias + z)     act: none, ReLU, or clip(0, beta) (ReLU with an
- *                                      upper clip)
+ *   y = act(conv(x, w) + bias + z)     act: none, ReLU, clip(0, beta) (ReLU with an
+ *                                      upper clip), sigmoid, tanh, swish (SiLU), GELU
  * through virtual fp32 intermediates, so cuDNN's fusion engines (runtime-compiled
  * ones among them: the ConvBiasAddAct pattern) run it as one kernel. With
  * cuda.nan_exact the activation leaves the graph and follows as one pass of our epilogue
- * kernel, which keeps NaN (whether cuDNN's pointwise ReLU does is cuDNN's). At build the
+ * kernel, which keeps NaN (whether cuDNN's pointwise ops do is cuDNN's). At build the
  * heuristics' first engine configs become plans, each is timed on scratch buffers,
  * and the fastest is kept; cuda_conv.c then times it against its own choices. */
 #include <float.h>
@@ -85,9 +85,31 @@ static infer_status stage_out(be_pool *pl, int *left, int64_t *vuid, const int64
   return be_tensor(pl, (*vuid)++, CUDNN_DATA_FLOAT, yd, cl, true, CG_ALIGN, out);
 }
 
-/* conv -> [+ bias] -> [+ z] -> [ReLU clipped at `clip`], fp16 in and out, fp32 between. */
+/* The cuDNN pointwise mode and its parameter (be_pointwise) of activation `act` with
+ * conv_problem's alpha / beta; false where cuDNN has none that computes the same. */
+static bool cg_activation(const conv_problem *p, bool *act, cudnnPointwiseMode_t *mode,
+                          double *param) {
+  *act = p->act != CONV_ACT_NONE;
+  *param = 0;
+  switch (p->act) {
+    case CONV_ACT_NONE: return true;
+    case CONV_ACT_RELU: *mode = CUDNN_POINTWISE_RELU_FWD; *param = FLT_MAX; return true;
+    case CONV_ACT_CLIP: /* clip(0, beta) only: ReLU with an upper clip */
+      *mode = CUDNN_POINTWISE_RELU_FWD;
+      *param = p->beta;
+      return p->alpha == 0 && p->beta > 0;
+    case CONV_ACT_SIGMOID: *mode = CUDNN_POINTWISE_SIGMOID_FWD; return true;
+    case CONV_ACT_TANH: *mode = CUDNN_POINTWISE_TANH_FWD; return true;
+    case CONV_ACT_SWISH: *mode = CUDNN_POINTWISE_SWISH_FWD; *param = p->alpha; return true;
+    case CONV_ACT_GELU: *mode = CUDNN_POINTWISE_GELU_FWD; return true; /* erf form */
+    default: return false;
+  }
+}
+
+/* conv -> [+ bias] -> [+ z] -> [activation], fp16 in and out, fp32 between. */
 static infer_status cg_graph(cg_state *s, cudnnHandle_t h, const conv_problem *p, bool act,
-                             double clip, cudnnBackendDescriptor_t *og) {
+                             cudnnPointwiseMode_t mode, double param,
+                             cudnnBackendDescriptor_t *og) {
   be_pool *pl = &s->pool;
   bool cl = p->channels_last;
   const cudnnDataType_t f16 = CUDNN_DATA_HALF, f32 = CUDNN_DATA_FLOAT;
@@ -119,7 +141,7 @@ static infer_status cg_graph(cg_state *s, cudnnHandle_t h, const conv_problem *p
   }
   if (act) {
     TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &out));
-    TRY(be_pointwise(pl, CUDNN_POINTWISE_RELU_FWD, f32, clip, cur, NULL, out, &ops[n_ops++]));
+    TRY(be_pointwise(pl, mode, f32, param, cur, NULL, out, &ops[n_ops++]));
   }
   return be_graph(pl, h, ops, n_ops, og);
 }
@@ -231,19 +253,16 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   *state = NULL;
   *ws_bytes = 0;
   bool act = false;
-  double clip = FLT_MAX;
+  cudnnPointwiseMode_t mode = CUDNN_POINTWISE_RELU_FWD;
+  double param = 0;
   if (p->kdt != K_F16 || p->has_x_max)
     return infer_fail(INFER_ERR_UNSUPPORTED,
                       "cudnn-graph: float16 convolutions without an input clamp only");
-  if (p->act == CONV_ACT_RELU) {
-    act = !p->nan_exact;
-  } else if (p->act == CONV_ACT_CLIP && p->alpha == 0 && p->beta > 0) {
-    act = !p->nan_exact;
-    clip = p->beta;
-  } else if (p->act != CONV_ACT_NONE) {
+  if (!cg_activation(p, &act, &mode, &param))
     return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: activation %d is not supported",
                       p->act);
-  }
+  /* cuda.nan_exact: every activation leaves the graph for our epilogue pass */
+  if (p->nan_exact) act = false;
   if (!problem_ok(p))
     return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: inconsistent convolution sizes");
   cg_state *s = calloc(1, sizeof *s);
@@ -274,7 +293,7 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   int64_t bb = round256((int64_t)p->k * 2);
   int64_t yb = round256((int64_t)p->n * p->k * p->out_h * p->out_w * 2);
   int64_t data = xb + wb + bb + 2 * yb, ws_max = 0;
-  infer_status st = cg_graph(s, h, p, act, clip, &og);
+  infer_status st = cg_graph(s, h, p, act, mode, param, &og);
   if (st != INFER_OK) goto fail;
   nc = cg_search(h, og, config_flag(x->cfg, "cuda.cudnn_rtc", false), c);
   if (nc == 0) {

@@ -85,7 +85,7 @@ infer_status be_conv_fwd(be_pool *p, cudnnBackendDescriptor_t x, cudnnBackendDes
 }
 
 infer_status be_pointwise(be_pool *p, cudnnPointwiseMode_t mode, cudnnDataType_t prec,
-                          double upper_clip, cudnnBackendDescriptor_t x,
+                          double param, cudnnBackendDescriptor_t x,
                           cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t y,
                           cudnnBackendDescriptor_t *op) {
   cudnnBackendDescriptor_t pw;
@@ -95,8 +95,10 @@ infer_status be_pointwise(be_pool *p, cudnnPointwiseMode_t mode, cudnnDataType_t
   if (mode == CUDNN_POINTWISE_RELU_FWD) {
     double lower = 0, slope = 0;
     BE_SET(pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, CUDNN_TYPE_DOUBLE, 1, &lower);
-    BE_SET(pw, CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_DOUBLE, 1, &upper_clip);
+    BE_SET(pw, CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_DOUBLE, 1, &param);
     BE_SET(pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, CUDNN_TYPE_DOUBLE, 1, &slope);
+  } else if (mode == CUDNN_POINTWISE_SWISH_FWD) {
+    BE_SET(pw, CUDNN_ATTR_POINTWISE_SWISH_BETA, CUDNN_TYPE_DOUBLE, 1, &param);
   }
   CUDNN_TRY(cudnnBackendFinalize(pw));
   float one = 1;

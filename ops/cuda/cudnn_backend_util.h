@@ -42,10 +42,11 @@ infer_status be_conv_fwd(be_pool *p, cudnnBackendDescriptor_t x, cudnnBackendDes
                          const int64_t *dil, cudnnDataType_t comp, cudnnBackendDescriptor_t *op);
 
 /* A finalized pointwise operation y = mode(x) or mode(x, b) (b NULL for unary modes),
- * computing in `prec`, scales alpha1 = alpha2 = 1. For CUDNN_POINTWISE_RELU_FWD the
- * output is clipped to [0, upper_clip]. */
+ * computing in `prec`, scales alpha1 = alpha2 = 1. `param`: for CUDNN_POINTWISE_RELU_FWD
+ * the upper clip (output in [0, param]), for CUDNN_POINTWISE_SWISH_FWD beta
+ * (x sigmoid(beta x)); unused by other modes. */
 infer_status be_pointwise(be_pool *p, cudnnPointwiseMode_t mode, cudnnDataType_t prec,
-                          double upper_clip, cudnnBackendDescriptor_t x,
+                          double param, cudnnBackendDescriptor_t x,
                           cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t y,
                           cudnnBackendDescriptor_t *op);
 

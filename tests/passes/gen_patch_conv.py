@@ -29,7 +29,9 @@ def main():
     b2 = rng.standard_normal(16) * 0.1
     t = conv_nonoverlap(x, w1, b1)                            # [2, 32, 4, 4]
     y1 = t.reshape(2, 32, 16).transpose(0, 2, 1)              # tokens [2, 16, 32]
-    y2 = np.maximum(conv_nonoverlap(t, w2, b2), 0)            # [2, 16, 2, 2]: 32 channels in
+    # [2, 16, 2, 2] (32 channels in), flattened to [2, 64]: a Conv writing a graph output
+    # itself stays NCHW in to-channels-last, the Flatten keeps this one channels-last
+    y2 = np.maximum(conv_nonoverlap(t, w2, b2), 0).reshape(2, -1)
     n = helper.make_node
     f = lambda a: numpy_helper.from_array(np.asarray(a, np.float32 if a.dtype.kind == "f" else a.dtype))
     inits = [f(w1), f(b1), f(w2), f(b2), numpy_helper.from_array(np.array([2, 32, 16], np.int64))]
@@ -40,7 +42,8 @@ def main():
         n("Reshape", ["t", "tok"], ["t1"]),
         n("Transpose", ["t1"], ["Y1"], perm=[0, 2, 1]),
         n("Conv", ["t", "w2", "b2"], ["u"], kernel_shape=[2, 2], strides=[2, 2]),
-        n("Relu", ["u"], ["Y2"]),
+        n("Relu", ["u"], ["r"]),
+        n("Flatten", ["r"], ["Y2"]),
     ]
     vi = helper.make_tensor_value_info
     graph = helper.make_graph(nodes, "patch_conv", [vi("X", TensorProto.FLOAT, list(x.shape))],
