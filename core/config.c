@@ -19,6 +19,7 @@ static const struct {
     {"cuda.poison", KIND_FLAG},
     {"cuda.conv_impl", KIND_NAME},
     {"cuda.cudnn_rtc", KIND_FLAG},
+    {"cuda.nan_exact", KIND_FLAG},
     {"test.fail_step", KIND_COUNT},
     {"test.fail_after", KIND_COUNT},
 };

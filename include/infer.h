@@ -195,9 +195,15 @@ INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, 
  *   cuda.poison      1: fill the device arena and outputs with NaN bytes before each run,
  *                    so elements no step writes show up (tests) [INFER_POISON]
  *   cuda.conv_impl   NAME: every convolution the implementation NAME takes runs through
- *                    it, untimed, without the algorithm cache (tests) [INFER_CONV_IMPL]
+ *                    it, untimed, without the algorithm cache (tests; cudnn+epi, cudnn-fused
+ *                    or an alternative's name) [INFER_CONV_IMPL]
  *   cuda.cudnn_rtc   1: let the cuDNN graph-API search try runtime-compiled engines
  *                    (slow builds) [INFER_CUDNN_RTC]
+ *   cuda.nan_exact   1: keep activations out of library calls (cuDNN's fused convolution
+ *                    and graph engines, cuBLASLt's ReLU/GELU epilogues) and apply them in
+ *                    the engine's own kernels, which give NaN and infinities as the
+ *                    unfused ONNX ops do; 0 (default) lets the build time them fused
+ *                    (the libraries' NaN handling is theirs) [INFER_NAN_EXACT]
  *   test.fail_step   K: every context's run fails at step K the way an op failing there
  *                    would (tests of failure handling; past the last step: the last)
  *   test.fail_after  N: ... in its (N+1)-th run (default 0) */

@@ -139,9 +139,14 @@ __global__ void __launch_bounds__(kThreads)
       mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, x));
     }
     const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
-    const float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1); // 0 on the first tile
+    // 0 on the first tile; and while a row has met only -inf scores (its sums are 0) the
+    // rescale is 0 and the exponentials shift by 0, not -inf (exp(-inf - -inf) = NaN would
+    // poison a row the later keys make finite: the Softmax op's shift, softmax.cu)
+    const float a0 = m0 == -INFINITY ? 0.f : exp2f(m0 - n0);
+    const float a1 = m1 == -INFINITY ? 0.f : exp2f(m1 - n1);
     m0 = n0;
     m1 = n1;
+    const float z0 = n0 == -INFINITY ? 0.f : n0, z1 = n1 == -INFINITY ? 0.f : n1;
     l0 *= a0;
     l1 *= a1;
 #pragma unroll
@@ -155,8 +160,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int nt = 0; nt < NT; nt++)
 #pragma unroll
       for (int j = 0; j < 2; j++) {
-        s[nt][j] = exp2f(s[nt][j] - m0);
-        s[nt][2 + j] = exp2f(s[nt][2 + j] - m1);
+        s[nt][j] = exp2f(s[nt][j] - z0);
+        s[nt][2 + j] = exp2f(s[nt][2 + j] - z1);
         l0 += s[nt][j];
         l1 += s[nt][2 + j];
       }
@@ -241,8 +246,10 @@ __global__ void attn_rowwise(const T *__restrict__ q, const T *__restrict__ k,
     }
     float mx = sc;
     for (int x = 16; x > 0; x >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, x));
-    const float nm = fmaxf(m, mx), a = expf(m - nm);
-    const float p = j < sk ? expf(sc - nm) : 0.f;
+    // the -inf guards of flash_fwd: a row of only -inf scores so far keeps sums 0
+    const float nm = fmaxf(m, mx), a = m == -INFINITY ? 0.f : expf(m - nm);
+    const float zs = nm == -INFINITY ? 0.f : nm;
+    const float p = j < sk ? expf(sc - zs) : 0.f;
     float ps = p;
     for (int x = 16; x > 0; x >>= 1) ps += __shfl_xor_sync(0xffffffffu, ps, x);
     l = l * a + ps;

@@ -95,7 +95,7 @@ struct bin_max {
   static constexpr bool to_bool = false;
   K_NUMERIC_OK
   template <int CAT, typename C> static __device__ __forceinline__ C f(C x, C y) {
-    if constexpr (CAT == KC_F) return (x > y || x != x) ? x : y;
+    if constexpr (CAT == KC_F) return K_NAN_MAX(x, y);
     else return x > y ? x : y;
   }
 };
@@ -103,7 +103,7 @@ struct bin_min {
   static constexpr bool to_bool = false;
   K_NUMERIC_OK
   template <int CAT, typename C> static __device__ __forceinline__ C f(C x, C y) {
-    if constexpr (CAT == KC_F) return (x < y || x != x) ? x : y;
+    if constexpr (CAT == KC_F) return K_NAN_MIN(x, y);
     else return x < y ? x : y;
   }
 };

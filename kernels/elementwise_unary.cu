@@ -66,7 +66,7 @@ K_UN_FLOAT(un_elu, x < (C)0 ? (C)p.alpha * km_expm1(x) : x)
 K_UN_FLOAT(un_selu, x <= (C)0 ? (C)p.gamma * ((C)p.alpha * km_exp(x) - (C)p.alpha)
                               : (C)p.gamma * x)
 K_UN_FLOAT(un_celu, x < (C)0 ? (C)p.alpha * km_expm1(x / (C)p.alpha) : x)
-K_UN_FLOAT(un_thresholded_relu, x > (C)p.alpha ? x : (C)0)
+K_UN_FLOAT(un_thresholded_relu, (x > (C)p.alpha || x != x) ? x : (C)0) // NaN passes
 K_UN_FLOAT(un_div_scalar, x / (C)p.alpha)
 K_UN_FLOAT(un_swish, x * ((C)1 / ((C)1 + km_exp(-((C)p.alpha * x)))))
 // alpha: lambd, beta: bias; NaN gives 0, as on the CPU
@@ -104,7 +104,7 @@ struct un_relu {
   static constexpr bool to_bool = false;
   template <int CAT> static constexpr bool ok() { return CAT == KC_F || CAT == KC_S; }
   template <int CAT, typename C>
-  static __device__ __forceinline__ C f(C x, const k_ew_params &p) { return x < (C)0 ? (C)0 : x; }
+  static __device__ __forceinline__ C f(C x, const k_ew_params &p) { return (C)K_NAN_RELU(x); }
 };
 struct un_abs {
   static constexpr bool to_bool = false;

@@ -24,8 +24,8 @@ __device__ __forceinline__ float binary(int op, float a, float b) {
     case EWC_SUB: return a - b;
     case EWC_MUL: return a * b;
     case EWC_DIV: return a / b;
-    case EWC_MAX: return (a != a || b != b) ? a + b : fmaxf(a, b); // NaN kept
-    case EWC_MIN: return (a != a || b != b) ? a + b : fminf(a, b);
+    case EWC_MAX: return K_NAN_MAX(a, b); // NaN kept, as the Max op (k_nan.h)
+    case EWC_MIN: return K_NAN_MIN(a, b);
     case EWC_POW: return powf(a, b);
     default: return a;
   }
@@ -33,7 +33,7 @@ __device__ __forceinline__ float binary(int op, float a, float b) {
 
 __device__ __forceinline__ float unary(int op, float v, float p0, float p1) {
   switch (op) {
-    case EWC_RELU: return v < 0.f ? 0.f : v;
+    case EWC_RELU: return K_NAN_RELU(v);
     case EWC_SIGMOID: return 1.f / (1.f + expf(-v));
     case EWC_TANH: return tanhf(v);
     case EWC_EXP: return expf(v);
@@ -49,14 +49,14 @@ __device__ __forceinline__ float unary(int op, float v, float p0, float p1) {
     case EWC_SWISH: return v / (1.f + expf(-p0 * v));
     case EWC_HARD_SWISH: {
       const float h = v * (1.f / 6.f) + 0.5f;
-      return v * (h < 0.f ? 0.f : h > 1.f ? 1.f : h);
+      return v * K_NAN_CLAMP(h, 0.f, 1.f);
     }
     case EWC_HARD_SIGMOID: {
       const float h = p0 * v + p1;
-      return h < 0.f ? 0.f : h > 1.f ? 1.f : h;
+      return K_NAN_CLAMP(h, 0.f, 1.f);
     }
     case EWC_LEAKY_RELU: return v < 0.f ? p0 * v : v;
-    case EWC_CLIP: return v < p0 ? p0 : v > p1 ? p1 : v;
+    case EWC_CLIP: return K_NAN_CLAMP(v, p0, p1);
     case EWC_SOFTPLUS: return v > 20.f ? v : log1pf(expf(v));
     default: return v;
   }

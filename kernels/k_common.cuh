@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "k_dtype.h"
+#include "k_nan.h" // the NaN-keeping Relu / Clip / Max / Min every kernel shares
 
 // Converting every element type to and from float (or double for f64/i64
 // precision where it matters) keeps each kernel written once.

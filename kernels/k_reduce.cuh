@@ -99,7 +99,7 @@ struct k_add_op {
 struct k_max_op {
   template <typename A>
   __device__ __forceinline__ A operator()(A a, A b) const {
-    return (b > a || k_isnan(b)) ? b : a;
+    return K_NAN_MAX(b, a);
   }
 };
 

@@ -42,9 +42,9 @@ __device__ __forceinline__ A r_comb(A a, A b) {
   if constexpr (OP == R_MUL)
     return r_mul(a, b);
   else if constexpr (OP == R_MAX)
-    return (b > a || k_isnan(b)) ? b : a;
+    return K_NAN_MAX(b, a);
   else if constexpr (OP == R_MIN)
-    return (b < a || k_isnan(b)) ? b : a;
+    return K_NAN_MIN(b, a);
   else
     return r_add(a, b);
 }

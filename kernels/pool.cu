@@ -69,7 +69,7 @@ __global__ void maxpool_kernel(k_pool_geom g, I total, const T *__restrict__ x, 
         for (I kw = wlo; kw < whi; kw++) {
           const I iw = q.w0 + kw * dw;
           const A v = k_load_as<A>(xr[iw]);
-          if (bi < 0 || v > best) {
+          if (bi < 0 || K_NAN_BEATS_MAX(v, best)) { // a NaN wins and stays, as on the CPU
             best = v;
             bi = col_major ? id + ih * ID + iw * ID * IH : (id * IH + ih) * IW + iw;
           }
@@ -178,7 +178,7 @@ struct alignas(sizeof(T) * V) p_vec {
 };
 
 // Output i (pixel (b, oh, ow), channels [c0, c0 + V)) of a channels-last 2-D pool;
-// the geometry's dim 0 is the size-1 dummy. MAX: MaxPool (the first maximum, the
+// the geometry's dim 0 is the size-1 dummy. MAX: MaxPool (the first maximum or NaN, the
 // lowest value for a window with no input), else AveragePool.
 template <bool MAX, typename T, typename A, int V, typename I>
 __global__ void pool_nhwc_kernel(k_pool_geom g, I total, I cv, const T *__restrict__ x,
@@ -211,7 +211,7 @@ __global__ void pool_nhwc_kernel(k_pool_geom g, I total, I cv, const T *__restri
         for (int v = 0; v < V; v++) {
           const A a = k_load_as<A>(u.v[v]);
           if constexpr (MAX) {
-            if (first || a > acc[v]) acc[v] = a;
+            if (first || K_NAN_BEATS_MAX(a, acc[v])) acc[v] = a; // NaN kept
           } else {
             acc[v] += a;
           }

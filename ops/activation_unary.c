@@ -125,7 +125,8 @@ ACT_OP(op_selu, "Selu", 6, selu, alpha_gamma_attrs, selu_parse)
 EW_UNARY_FLOAT_KERNELS(celu, x < 0 ? (T)p->alpha * expm1(x / (T)p->alpha) : x)
 ACT_OP(op_celu, "Celu", 12, celu, alpha_attrs, alpha1_parse)
 
-EW_UNARY_FLOAT_KERNELS(thresholded, x > (T)p->alpha ? x : 0)
+/* NaN passes (the numpy reference clips, then zeroes what equals alpha) */
+EW_UNARY_FLOAT_KERNELS(thresholded, (x > (T)p->alpha || x != x) ? x : 0)
 ACT_OP(op_thresholded_relu, "ThresholdedRelu", 10, thresholded, alpha_attrs, alpha1_parse)
 
 /* Swish (opset 24): x * sigmoid(alpha x); activation_glu.c reuses it for SwiGLU. */

@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "../kernels/k_nan.h"
 #include "conv_util.h"
 
 typedef struct conv_params {
@@ -66,22 +67,23 @@ int64_t conv_workspace(const node *n, const void *params, const tensor *const *i
 infer_status conv_run(const node *n, const void *params, const tensor *const *in,
                       tensor *const *out, void *ws);
 
-/* The activation applied to one value (the CPU reference of the epilogue). */
+/* The activation applied to one value (the CPU reference of the epilogue). NaN passes
+ * as through the unfused ops (kernels/k_nan.h; kernels/conv_act.cuh is the GPU's). */
 static inline double conv_act_apply(conv_act a, float alpha, float beta, double v) {
   switch (a) {
-    case CONV_ACT_RELU: return v > 0 ? v : 0;
-    case CONV_ACT_CLIP: return v < alpha ? alpha : v > beta ? beta : v;
+    case CONV_ACT_RELU: return K_NAN_RELU(v);
+    case CONV_ACT_CLIP: return K_NAN_CLAMP(v, alpha, beta);
     case CONV_ACT_LEAKY_RELU: return v < 0 ? alpha * v : v;
     case CONV_ACT_SIGMOID: return 1 / (1 + exp(-v));
     case CONV_ACT_TANH: return tanh(v);
     case CONV_ACT_HARD_SIGMOID: {
       double h = alpha * v + beta;
-      return h < 0 ? 0 : h > 1 ? 1 : h;
+      return K_NAN_CLAMP(h, 0, 1);
     }
     case CONV_ACT_SWISH: return v / (1 + exp(-alpha * v));
     case CONV_ACT_HARD_SWISH: {
       double h = v / 6 + 0.5;
-      return v * (h < 0 ? 0 : h > 1 ? 1 : h);
+      return v * K_NAN_CLAMP(h, 0, 1);
     }
     case CONV_ACT_GELU: return 0.5 * v * (1 + erf(v * 0.70710678118654752440));
     default: return v;

@@ -57,6 +57,14 @@ typedef struct cuda_op {
   const char *(*impl)(const void *state);
 } cuda_op;
 
+/* config cuda.nan_exact=1: activations stay out of library calls (cuDNN's fused
+ * convolution and graph engines, cuBLASLt's epilogues), whose NaN handling is theirs,
+ * and run in our epilogue kernels, which keep NaN as the unfused ops do (kernels/k_nan.h).
+ * Read at prepare time. */
+static inline bool cuda_nan_exact(const cuda_exec *x) {
+  return config_flag(x->cfg, "cuda.nan_exact", false);
+}
+
 #define CUDA_NEEDS_CUDNN 1u
 #define CUDA_NEEDS_CUBLAS 2u
 

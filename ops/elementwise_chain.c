@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/k_nan.h"
+
 float ewc_apply(const ewc_step *s, float a, float b) {
   if (s->op < EWC_BINARY_END && s->swap) {
     float t = a;
@@ -18,10 +20,10 @@ float ewc_apply(const ewc_step *s, float a, float b) {
     case EWC_SUB: return a - b;
     case EWC_MUL: return a * b;
     case EWC_DIV: return a / b;
-    case EWC_MAX: return (isnan(a) || isnan(b)) ? a + b : fmaxf(a, b);
-    case EWC_MIN: return (isnan(a) || isnan(b)) ? a + b : fminf(a, b);
+    case EWC_MAX: return K_NAN_MAX(a, b); /* as the Max op */
+    case EWC_MIN: return K_NAN_MIN(a, b);
     case EWC_POW: return powf(a, b);
-    case EWC_RELU: return a < 0.f ? 0.f : a;
+    case EWC_RELU: return K_NAN_RELU(a);
     case EWC_SIGMOID: return 1.f / (1.f + expf(-a));
     case EWC_TANH: return tanhf(a);
     case EWC_EXP: return expf(a);
@@ -37,14 +39,14 @@ float ewc_apply(const ewc_step *s, float a, float b) {
     case EWC_SWISH: return a / (1.f + expf(-s->p0 * a));
     case EWC_HARD_SWISH: {
       float h = a * (1.f / 6.f) + 0.5f;
-      return a * (h < 0.f ? 0.f : h > 1.f ? 1.f : h);
+      return a * K_NAN_CLAMP(h, 0.f, 1.f);
     }
     case EWC_HARD_SIGMOID: {
       float h = s->p0 * a + s->p1;
-      return h < 0.f ? 0.f : h > 1.f ? 1.f : h;
+      return K_NAN_CLAMP(h, 0.f, 1.f);
     }
     case EWC_LEAKY_RELU: return a < 0.f ? s->p0 * a : a;
-    case EWC_CLIP: return a < s->p0 ? s->p0 : a > s->p1 ? s->p1 : a;
+    case EWC_CLIP: return K_NAN_CLAMP(a, s->p0, s->p1);
     case EWC_SOFTPLUS: return a > 20.f ? a : log1pf(expf(a));
     default: return a;
   }

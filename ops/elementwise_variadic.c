@@ -4,16 +4,17 @@
  * (numpy maximum/minimum, which the ONNX reference uses). */
 #include <string.h>
 
+#include "../kernels/k_nan.h"
 #include "elementwise.h"
 
-EW_FLOAT_TYPES(EW_ARITH_X, max, (x > y || x != x) ? x : y)
+EW_FLOAT_TYPES(EW_ARITH_X, max, K_NAN_MAX(x, y))
 EW_SINT_TYPES(EW_ARITH_X, max, x > y ? x : y)
 EW_UINT_TYPES(EW_ARITH_X, max, x > y ? x : y)
 static const ew_binary_fn max_table[EW_DTYPE_SLOTS] = {
     EW_FLOAT_TYPES(EW_ENTRY_X, max, 0) EW_SINT_TYPES(EW_ENTRY_X, max, 0)
         EW_UINT_TYPES(EW_ENTRY_X, max, 0)};
 
-EW_FLOAT_TYPES(EW_ARITH_X, min, (x < y || x != x) ? x : y)
+EW_FLOAT_TYPES(EW_ARITH_X, min, K_NAN_MIN(x, y))
 EW_SINT_TYPES(EW_ARITH_X, min, x < y ? x : y)
 EW_UINT_TYPES(EW_ARITH_X, min, x < y ? x : y)
 static const ew_binary_fn min_table[EW_DTYPE_SLOTS] = {

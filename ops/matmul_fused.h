@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "../kernels/k_nan.h"
 #include "op.h"
 
 typedef enum matmul_act {
@@ -32,7 +33,7 @@ const char *matmul_act_name(matmul_act a);
 
 static inline double matmul_act_apply(matmul_act a, double v) {
   switch (a) {
-    case MATMUL_ACT_RELU: return v < 0 ? 0 : v; /* NaN stays NaN, as Relu */
+    case MATMUL_ACT_RELU: return K_NAN_RELU(v); /* NaN stays NaN, as Relu */
     case MATMUL_ACT_GELU: return 0.5 * v * (1 + erf(v * 0.70710678118654752440));
     case MATMUL_ACT_GELU_TANH:
       return 0.5 * v * (1 + tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)));

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/k_nan.h"
 #include "pool_params.h"
 
 /* channels_last: internal, see above */
@@ -182,7 +183,9 @@ static int64_t pool_workspace(const node *n, const void *params, const tensor *c
 #define I8_STORE(v) ((int8_t)(v))
 #define U8_STORE(v) ((uint8_t)(v))
 
-/* Max over each window. idx (may be NULL): flat input index of the maximum,
+/* Max over each window, NaN when the window holds one (as PyTorch's max_pool and numpy's
+ * max; the ONNX reference's pool() drops NaN only because it pads with NaN, which our
+ * windows never read). idx (may be NULL): flat input index of the maximum (the first NaN),
  * counting batch and channel, row-major or (col_major) column-major within the
  * spatial dims. The 3-D view puts size-1 dims first, so the column-major formula
  * d + h*D + w*D*H also holds for 1-D and 2-D inputs. */
@@ -212,7 +215,7 @@ static int64_t pool_workspace(const node *n, const void *params, const tensor *c
                 for (int64_t kw = wlo; kw < whi; kw++) {                                     \
                   int64_t iw = w0 + kw * g->d[2];                                            \
                   ACC v = LOAD(xr[iw]);                                                      \
-                  if (bi < 0 || v > best) {                                                  \
+                  if (bi < 0 || K_NAN_BEATS_MAX(v, best)) {                                  \
                     best = v;                                                                \
                     bi = col_major ? id + ih * ID + iw * ID * IH : (id * IH + ih) * IW + iw; \
                   }                                                                          \
@@ -420,7 +423,7 @@ static infer_status global_run(const tensor *x, tensor *y, bool is_max) {
     for (int64_t p = 0; p < planes; p++, xp += sz) {
       if (is_max) {
         float m = sz > 0 ? xp[0] : -INFINITY;
-        for (int64_t i = 1; i < sz; i++) m = xp[i] > m ? xp[i] : m;
+        for (int64_t i = 1; i < sz; i++) m = K_NAN_MAX(m, xp[i]); /* np.max: NaN stays */
         yp[p] = m;
       } else {
         double s = 0; /* double: a 224x224 plane summed in float loses digits */
@@ -435,7 +438,7 @@ static infer_status global_run(const tensor *x, tensor *y, bool is_max) {
     for (int64_t i = 0; i < sz; i++) {
       double v = tensor_get_f64(x, p * sz + i);
       if (is_max)
-        acc = (i == 0 || v > acc) ? v : acc;
+        acc = i == 0 ? v : K_NAN_MAX(acc, v);
       else
         acc += v;
     }

@@ -90,16 +90,18 @@ cudaError_t emu_launch(const void *f, dim3 grid, dim3 block, void **args, size_t
 #define cudaOccupancyMaxActiveBlocksPerMultiprocessor emu_occ
 #include "conv_depthwise_tiled.cu"
 
+// The activations as the CPU reference (ops/conv_fused.h) and the unfused ops: NaN passes
+// through Relu, Clip and the hard ones (k_nan.h), as conv_act.cuh now does.
 static double act_ref(int act, double a, double b, double v) {
   switch (act) {
-    case 1: return v > 0 ? v : 0;
-    case 2: return fmin(fmax(v, a), b); // conv_act.cuh's NaN behaviour (the CPU keeps NaN)
+    case 1: return K_NAN_RELU(v);
+    case 2: return K_NAN_CLAMP(v, a, b);
     case 3: return v < 0 ? a * v : v;
     case 4: return 1 / (1 + exp(-v));
     case 5: return tanh(v);
-    case 6: return fmin(fmax(a * v + b, 0.0), 1.0);
+    case 6: { double t = a * v + b; return K_NAN_CLAMP(t, 0.0, 1.0); }
     case 7: return v / (1 + exp(-a * v));
-    case 8: { double t = v / 6 + 0.5; return v * (t < 0 ? 0 : t > 1 ? 1 : t); }
+    case 8: { double t = v / 6 + 0.5; return v * K_NAN_CLAMP(t, 0.0, 1.0); }
     case 9: return 0.5 * v * (1 + erf(v * 0.70710678118654752440));
     default: return v;
   }

@@ -14,6 +14,7 @@ static const struct {
     {"INFER_CONV_IMPL", "cuda.conv_impl"},
     {"INFER_POISON", "cuda.poison"},
     {"INFER_CUDNN_RTC", "cuda.cudnn_rtc"},
+    {"INFER_NAN_EXACT", "cuda.nan_exact"},
 };
 
 int cli_apply_config(const cli_args *a, infer_options *o) {

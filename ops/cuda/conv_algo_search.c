@@ -61,7 +61,7 @@ static float time_variant(const cuda_exec *x, const conv_state *s, int variant,
 
 /* Test hook: config cuda.conv_impl=<name of an alternative> takes that alternative,
  * untimed, wherever it takes the problem (cudnn+epi: the convolution and the epilogue
- * kernel), so that tests reach each implementation
+ * kernel; cudnn-fused: cuDNN's fused call), so that tests reach each implementation
  * whatever the timing on their small shapes would pick. Builds with it set use no
  * algorithm cache. */
 const char *conv_forced_impl(const cuda_exec *x) {
@@ -85,11 +85,20 @@ bool conv_take_alt(const cuda_exec *x, conv_state *s, const conv_alt *a) {
   return true;
 }
 
-static bool forced_variant(const cuda_exec *x, conv_state *s) {
+static bool forced_variant(const cuda_exec *x, conv_state *s, const void *xb, const void *w,
+                           const void *bias, void *yb, void *wsb) {
   const char *f = conv_forced_impl(x);
   /* "cudnn+epi": cuDNN's convolution and our epilogue kernel (kernels/conv_epilogue.cu),
    * except where an input clamp needs an alternative */
   if (f && strcmp(f, "cudnn+epi") == 0 && !s->prob.has_x_max) return true;
+  /* "cudnn-fused": cuDNN's one fused call, where it takes the epilogue (with
+   * cuda.nan_exact: identity only) */
+  if (f && strcmp(f, "cudnn-fused") == 0 && s->actd && !s->prob.has_x_max &&
+      run_variant(x, s, true, xb, w, bias, yb, wsb)) { /* this algorithm takes the call */
+    s->use_fused = true;
+    return true;
+  }
+  cudaGetLastError();
   for (int i = 0; f && conv_alts[i]; i++)
     if (strcmp(conv_alts[i]->name, f) == 0) return conv_take_alt(x, s, conv_alts[i]);
   return false;
@@ -99,7 +108,7 @@ static bool forced_variant(const cuda_exec *x, conv_state *s) {
  * takes the activation), and each alternative implementation that takes the problem. */
 static void choose_variant(const cuda_exec *x, conv_state *s, const void *xb, const void *w,
                            const void *bias, void *yb, void *wsb) {
-  if (forced_variant(x, s)) return;
+  if (forced_variant(x, s, xb, w, bias, yb, wsb)) return;
   /* an input clamp (x_max) leaves cuDNN out: only alternatives take it */
   float best = s->prob.has_x_max ? -1 : time_variant(x, s, 0, NULL, NULL, NULL, xb, w, bias, yb, wsb);
   if (s->actd && !s->prob.has_x_max) {

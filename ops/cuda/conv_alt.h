@@ -29,6 +29,9 @@ typedef struct conv_problem {
    * alternatives that say so take it, cuDNN does not */
   bool has_x_max;
   float x_max;
+  /* config cuda.nan_exact (cuda_op.h): the activation must not go into a library call;
+   * an implementation applies it with k_conv_epilogue (NaN kept) or refuses the problem */
+  bool nan_exact;
 } conv_problem;
 
 typedef struct conv_alt {

@@ -35,6 +35,8 @@ void conv_cache_key(const conv_state *s, const int64_t *xd, const int64_t *wd, c
   key_add(key, cap, &k, ":act=%lld", s->actd ? (long long)s->act : -1);
   key_add(key, cap, &k, ":z=%lld", s->has_z);
   key_add(key, cap, &k, ":xmax=%lld", s->prob.has_x_max);
+  /* cuda.nan_exact changes what the alternatives and the fused call may take */
+  key_add(key, cap, &k, ":nanx=%lld", s->nan_exact);
   /* a cache written by a build with fewer alternatives never timed the new ones */
   int alts = 0;
   while (conv_alts[alts]) alts++;

@@ -3,7 +3,9 @@
  *   y = act(conv(x, w) + bias + z)     act: none, ReLU, clip(0, beta) (ReLU with an
  *                                      upper clip), sigmoid, tanh, swish (SiLU), GELU
  * through virtual fp32 intermediates, so cuDNN's fusion engines (runtime-compiled
- * ones among them: the ConvBiasAddAct pattern) run it as one kernel. At build the
+ * ones among them: the ConvBiasAddAct pattern) run it as one kernel. With
+ * cuda.nan_exact the activation leaves the graph and follows as one pass of our epilogue
+ * kernel, which keeps NaN (whether cuDNN's pointwise ops do is cuDNN's). At build the
  * heuristics' first engine configs become plans, each is timed on scratch buffers,
  * and the fastest is kept; cuda_conv.c then times it against its own choices. */
 #include <float.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "../../core/cuda_check.h"
+#include "../../kernels/conv_epilogue.h"
 #include "../../kernels/k_dtype.h"
 #include "../conv_fused.h"
 #include "conv_alt.h"
@@ -37,6 +40,9 @@ typedef struct cg_state {
   cudnnBackendDescriptor_t cfg, plan; /* the chosen engine config and its plan */
   int64_t ws;                         /* the plan's workspace bytes */
   bool has_bias, has_z;
+  int post_act; /* cuda.nan_exact: the activation, applied after the graph; else 0 */
+  float alpha, beta;
+  int64_t count, channels; /* of y, for that pass */
   pthread_mutex_t lock;               /* one execute of the plan at a time (cg_run) */
   bool lock_ok;
 } cg_state;
@@ -255,6 +261,8 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   if (!cg_activation(p, &act, &mode, &param))
     return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: activation %d is not supported",
                       p->act);
+  /* cuda.nan_exact: every activation leaves the graph for our epilogue pass */
+  if (p->nan_exact) act = false;
   if (!problem_ok(p))
     return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: inconsistent convolution sizes");
   cg_state *s = calloc(1, sizeof *s);
@@ -266,6 +274,11 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   s->lock_ok = true;
   s->has_bias = p->has_bias;
   s->has_z = p->has_z;
+  s->post_act = p->act != CONV_ACT_NONE && !act ? p->act : 0;
+  s->alpha = p->alpha;
+  s->beta = p->beta;
+  s->channels = p->k;
+  s->count = (int64_t)p->n * p->k * p->out_h * p->out_w;
   cudnnHandle_t h = (cudnnHandle_t)x->cudnn;
   cudaStream_t stream = (cudaStream_t)x->stream;
   cudnnBackendDescriptor_t og = NULL;
@@ -364,6 +377,9 @@ static infer_status cg_run(const cuda_exec *x, const void *state, const void *in
   infer_status st = be_execute((cudnnHandle_t)x->cudnn, s->plan, n, uids, ptrs,
                                s->ws > 0 ? ws : NULL);
   pthread_mutex_unlock(lock);
+  if (st == INFER_OK && s->post_act) /* elementwise: the layout does not matter */
+    CUDA_LAUNCH_TRY(k_conv_epilogue(K_F16, y, NULL, NULL, s->count, s->channels, 1, s->post_act,
+                                    s->alpha, s->beta, (cudaStream_t)x->stream));
   return st;
 }
 

@@ -55,8 +55,9 @@ static infer_status g1_prepare(const cuda_exec *x, const conv_problem *p, void *
   gemm_1x1 *g = calloc(1, sizeof *g);
   if (!g) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   g->has_z = p->has_z;
-  bool relu = p->act == 1;
-  g->post_act = p->act > 1 ? p->act : 0;
+  /* cuda.nan_exact: ReLU too follows as our epilogue pass (cuBLASLt's may drop NaN) */
+  bool relu = p->act == 1 && !p->nan_exact;
+  g->post_act = p->act > 1 || (p->act == 1 && !relu) ? p->act : 0;
   g->alpha = p->alpha;
   g->beta = p->beta;
   g->channels = p->k;

@@ -47,13 +47,15 @@ static infer_status pg_prepare(const cuda_exec *x, const conv_problem *p, void *
   g->patch_bytes = (rows * depth * 2 + 255) / 256 * 256;
   g->count = rows * p->k;
   g->channels = p->k;
-  g->post_act = p->act > 1 ? p->act : 0;
+  /* cuda.nan_exact: ReLU too follows as our epilogue pass (cuBLASLt's may drop NaN) */
+  bool lib_relu = p->act == 1 && !p->nan_exact;
+  g->post_act = p->act > 1 || (p->act == 1 && !lib_relu) ? p->act : 0;
   g->alpha = p->alpha;
   g->beta = p->beta;
   gemm_problem q = {.m = rows, .n = p->k, .k = depth, .batch = 1, .trans_b = true,
                     .dt = INFER_DTYPE_FLOAT16, .alpha = 1, .beta = 1,
                     .bias = p->has_bias ? p->bias_dev : NULL, .has_z = p->has_z,
-                    .act = p->act == 1 ? GEMM_ACT_RELU : GEMM_ACT_NONE};
+                    .act = lib_relu ? GEMM_ACT_RELU : GEMM_ACT_NONE};
   int64_t gws = 0;
   infer_status st = gemm_plan_create(x, &q, &g->plan, &gws);
   if (st != INFER_OK) {

@@ -150,6 +150,7 @@ static void conv_set_problem(conv_state *s, const cuda_exec *x, const node *n,
   q->has_x_max = fp && !isinf(fp->input_max);
   q->x_max = q->has_x_max ? fp->input_max : 0;
   q->has_z = s->has_z;
+  q->nan_exact = s->nan_exact;
   s->prob_ok = true;
 }
 
@@ -168,17 +169,20 @@ static infer_status conv_check_output(const conv_state *s, const conv_geometry *
 
 /* cuDNN fuses identity (bias only), ReLU and ReLU6-like clips: for those, the
  * activation descriptor of the fused call and, without a bias (has_b), device zeros
- * standing in for it (channels elements of dtype dt). */
+ * standing in for it (channels elements of dtype dt). The descriptor asks cuDNN to
+ * propagate NaN (as the Relu op does); whether its fused kernels do is cuDNN's, so with
+ * cuda.nan_exact only the identity is fused and our epilogue kernel applies the rest. */
 static infer_status conv_make_fused_act(conv_state *s, bool has_b, int64_t channels,
                                         infer_dtype dt, const char *op) {
-  bool fusable = s->kdt && (s->act == CONV_ACT_NONE || s->act == CONV_ACT_RELU ||
-                            (s->act == CONV_ACT_CLIP && s->alpha == 0 && s->beta > 0));
+  bool lib_act = !s->nan_exact && (s->act == CONV_ACT_RELU ||
+                                   (s->act == CONV_ACT_CLIP && s->alpha == 0 && s->beta > 0));
+  bool fusable = s->kdt && (s->act == CONV_ACT_NONE || lib_act);
   if (!fusable) return INFER_OK;
   CUDNN_TRY(cudnnCreateActivationDescriptor(&s->actd));
   cudnnActivationMode_t mode = s->act == CONV_ACT_RELU   ? CUDNN_ACTIVATION_RELU
                                : s->act == CONV_ACT_CLIP ? CUDNN_ACTIVATION_CLIPPED_RELU
                                                          : CUDNN_ACTIVATION_IDENTITY;
-  CUDNN_TRY(cudnnSetActivationDescriptor(s->actd, mode, CUDNN_NOT_PROPAGATE_NAN,
+  CUDNN_TRY(cudnnSetActivationDescriptor(s->actd, mode, CUDNN_PROPAGATE_NAN,
                                          s->act == CONV_ACT_CLIP ? s->beta : 0.0));
   if (!has_b) {
     size_t bb = (size_t)channels * infer_dtype_size(dt);
@@ -247,6 +251,7 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n, const
   conv_state *s = calloc(1, sizeof *s);
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   *state = s;
+  s->nan_exact = cuda_nan_exact(x);
   conv_set_pad_dims(s, &cg, cl);
   conv_set_epilogue(s, n, fp, in, out[0], dt, &cg, cl);
   conv_set_problem(s, x, n, fp, in, &cg, nsp, group, cl);

@@ -21,6 +21,7 @@ typedef struct conv_state {
   conv_act act;
   float alpha, beta;
   bool has_z, channels_last;
+  bool nan_exact;                 /* config cuda.nan_exact: no library activation */
   bool use_fused;                 /* one cudnnConvolutionBiasActivationForward call */
   cudnnActivationDescriptor_t actd; /* for the fused call */
   void *zero_bias;                /* device zeros standing in for an absent B there */

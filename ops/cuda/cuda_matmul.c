@@ -13,7 +13,8 @@
  * Gelu(approximate="tanh"), and for the erf form in float16 engines only, where the
  * forms' difference (at most 4.1e-4, near |x| = 2) is below half a float16 unit of the
  * results it touches (2^-11 relative); float32 engines apply the exact erf form in a
- * pass after the product. */
+ * pass after the product. With cuda.nan_exact every activation runs as such a pass
+ * (our kernels keep NaN as the Relu op does; cuBLASLt's epilogues are cuBLASLt's). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,10 @@ typedef struct mm_state {
   gemm_plan *plan;
   int64_t loops;    /* 1, or the batch entries run one by one */
   int64_t *offsets; /* per loop: element offsets of A, B and Y */
-  bool exact_gelu;  /* apply the erf Gelu after the product (float32 FusedMatMul) */
+  /* FusedMatMul's activation as a pass after the product (K_UN_GELU / K_UN_RELU with
+   * post_p), or -1: the erf Gelu in float32, every activation with cuda.nan_exact */
+  int post_op;
+  k_ew_params post_p;
   int64_t count;    /* Y's elements */
   /* float64: cuBLAS */
   bool f64;
@@ -281,14 +285,22 @@ static infer_status fused_prepare(const cuda_exec *x, const node *n, const void 
   s->loops = 1;
   TRY(check_int_range(s, "FusedMatMul"));
   gemm_act act = GEMM_ACT_NONE;
-  bool fp16 = A->dtype == INFER_DTYPE_FLOAT16;
+  bool fp16 = A->dtype == INFER_DTYPE_FLOAT16, lib = !cuda_nan_exact(x);
+  s->post_op = -1;
+  memset(&s->post_p, 0, sizeof s->post_p);
   switch (fp->act) {
-    case MATMUL_ACT_RELU: act = GEMM_ACT_RELU; break;
-    case MATMUL_ACT_GELU_TANH: act = GEMM_ACT_GELU_TANH; break;
+    case MATMUL_ACT_RELU:
+      if (lib) act = GEMM_ACT_RELU;
+      else s->post_op = K_UN_RELU;
+      break;
+    case MATMUL_ACT_GELU_TANH:
+      if (lib) act = GEMM_ACT_GELU_TANH;
+      else s->post_op = K_UN_GELU, s->post_p.mode = 1;
+      break;
     case MATMUL_ACT_GELU:
       /* the tanh epilogue only where float16 hides the difference (top of the file) */
-      if (fp16) act = GEMM_ACT_GELU_TANH;
-      else s->exact_gelu = true;
+      if (fp16 && lib) act = GEMM_ACT_GELU_TANH;
+      else s->post_op = K_UN_GELU;
       break;
     default: break;
   }
@@ -305,11 +317,9 @@ static infer_status fused_run(const cuda_exec *x, const node *n, const void *par
   const void *z = n->n_inputs > 3 && in[3] ? in[3]->data : NULL;
   if (s->k == 0) return infer_fail(INFER_ERR_UNSUPPORTED, "FusedMatMul on the GPU: K = 0");
   TRY(gemm_plan_run(x, s->plan, in[0]->data, in[1]->data, z, out[0]->data));
-  if (s->exact_gelu) {
-    k_ew_params gp = {0};
-    CUDA_LAUNCH_TRY(k_ew_unary(K_UN_GELU, (int)out[0]->dtype, out[0]->data, out[0]->data,
-                               s->count, &gp, (cudaStream_t)x->stream));
-  }
+  if (s->post_op >= 0)
+    CUDA_LAUNCH_TRY(k_ew_unary(s->post_op, (int)out[0]->dtype, out[0]->data, out[0]->data,
+                               s->count, &s->post_p, (cudaStream_t)x->stream));
   return INFER_OK;
 }
 
