@@ -19,6 +19,8 @@ static const struct {
     {"cuda.poison", KIND_FLAG},
     {"cuda.conv_impl", KIND_NAME},
     {"cuda.cudnn_rtc", KIND_FLAG},
+    {"keep_values", KIND_FLAG},
+    {"cpu.fp16_storage", KIND_FLAG},
     {"test.fail_step", KIND_COUNT},
     {"test.fail_after", KIND_COUNT},
 };

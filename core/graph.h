@@ -80,6 +80,9 @@ typedef struct value {
    * node stays in the graph to recompute it each run). */
   bool shape_dep, data_dep;
   bool batch_input; /* a graph input whose first dim is the build's --batch */
+  /* to-channels-last made this 4-D value NHWC (dims N, H, W, C) under its ONNX name,
+   * which means NCHW: readers of kept values (infer_context_read_value) permute back */
+  bool channels_last;
 } value;
 
 typedef struct opset_import {

@@ -126,7 +126,8 @@ static infer_status engine_build(infer_engine *e) {
   if (!e->steps) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].removed) e->steps[e->n_steps++] = i;
-  TRY(plan_graph(g, e->steps, e->n_steps, NULL, NULL, &e->mem, &e->buffer_of));
+  TRY(plan_graph(g, e->steps, e->n_steps, NULL, NULL, config_flag(&o->cfg, "keep_values", false),
+                 &e->mem, &e->buffer_of));
   if (!e->be->computes_run_batch) mark_batch_values(g);
   for (int i = 0; i < g->n_inputs; i++)
     if (g->values[g->inputs[i]].shape_dep) e->max_batch = g->values[g->inputs[i]].t.dims[0];

@@ -58,6 +58,10 @@ void cli_usage(FILE *f) {
           "  --profile                 one line per step: median time, share, FLOPs, bytes,\n"
           "                            achieved rates, roofline fraction (--peak-tflops T,\n"
           "                            --peak-gbs G set the peaks; H200 figures by default)\n"
+          "  --compare-precision       run the model as the other flags say and as fp32 on the\n"
+          "                            CPU, compare every intermediate both keep (by ONNX name)\n"
+          "                            and print them ranked by where the error grows: max/mean\n"
+          "                            error, ranges, NaN/Inf, float16 overflow, what ran\n"
           "exit codes: 0 ok, 1 outputs differ from --reference, 2 bad usage/model/input,\n"
           "            3 unsupported op/attribute/dtype, 4 device or runtime failure\n");
 }
@@ -92,7 +96,7 @@ static const char *const options[] = {
     "--diagnose", "--profile", "--device", "--precision", "--input", "--reference", "--shape",
     "--batch", "--rtol", "--atol", "--warmup", "--duration", "--iterations", "--peak-tflops",
     "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed", "--config",
-    "--streams", "--input-type",
+    "--streams", "--input-type", "--compare-precision",
     /* tools/cli_image.c */
     "--image", "--preprocess", "--resize", "--crop", "--mean", "--std", "--labels", "--top",
     "--save-input"};
@@ -200,6 +204,8 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->diagnose = true; takes = false;
     } else if (strcmp(o, "--profile") == 0) {
       a->profile = true; takes = false;
+    } else if (strcmp(o, "--compare-precision") == 0) {
+      a->compare_precision = true; takes = false;
     } else if (strcmp(o, "--config") == 0) {
       if (!v || !strchr(v, '=') || v[0] == '=') return bad("--config takes KEY=VALUE, not '%s'", v ? v : "");
       if (a->n_configs == 64) return bad("too many --config entries (at %s)", v);
@@ -294,6 +300,10 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
   if (a->image.n_images > 0 && (a->bench || a->profile))
     return bad("--image cannot be combined with --bench or --profile (they time random "
                "inputs)%s", "");
+  if (a->compare_precision && (a->bench || a->profile || a->image.n_images > 0 ||
+                               a->n_refs > 0 || a->output_dir))
+    return bad("--compare-precision runs once and prints its table: it cannot be combined with "
+               "--bench, --profile, --image, --reference or --output%s", "");
   if (a->streams > 0 && !a->bench) return bad("--streams needs --bench%s", "");
   if (a->streams > 0 && a->no_transfers)
     return bad("--streams feeds the streams from host memory: it cannot be combined with "

@@ -353,7 +353,8 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   if (st == INFER_OK) st = fuse_input_transposes(e, ce);
   if (st == INFER_OK) st = find_views(e, ce);
   if (st == INFER_OK)
-    st = plan_graph(g, e->steps, e->n_steps, ce->storage, ce->alias_of, &ce->mem, &ce->buffer_of);
+    st = plan_graph(g, e->steps, e->n_steps, ce->storage, ce->alias_of,
+                    config_flag(&e->opts.cfg, "keep_values", false), &ce->mem, &ce->buffer_of);
   if (st != INFER_OK) {
     release_locked(ce);
     return st;
