@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Makes tests/passes/dbhead.onnx: the pattern of PaddleOCR's PP-OCRv4 text detector (a
+DBNet) at a small size, with random weights, for the precision tests (issue 16):
+
+  backbone: Conv 3x3 s2 + BN + HardSwish; depthwise 3x3 s2 + BN + HardSwish, 1x1 Conv +
+            BN + ReLU with a squeeze-excitation (GlobalAveragePool, 1x1 Conv, ReLU, 1x1
+            Conv, HardSigmoid, Mul) as PP-LCNet has; one more stage s2 -> strides 4, 8, 16
+  FPN:      1x1 laterals, top-down Resize (nearest, x2) + Add, 3x3 Convs, each level
+            Resize'd to stride 4 and Concat'ed
+  head:     Conv 3x3 + BN + ReLU, ConvTranspose 2x2 s2 + BN + ReLU, ConvTranspose 2x2 s2,
+            Sigmoid: a probability map [1, 1, H, W] in [0, 1] at the input's size
+
+BatchNorm statistics are random (eval mode), scaled so the logits before the Sigmoid
+span about +-15 as a trained detector's do. Input [1, 3, 128, 128]. The reference is
+PyTorch's float32 forward (dbhead_output.npy).
+
+Also tests/passes/cancel.onnx: y = Conv1x1(Conv1x1(x, I, +1000), I, -1000) on x [1, 4, 8, 8]:
+in float16 storage the first result (about 1000) keeps 0.5 steps, the second cancels the
+1000 and keeps the steps: its relative error grows about 300-fold, so a precision
+comparison must rank its step ("b") first.
+
+    /usr/bin/python3 tests/passes/gen_dbhead.py   (python3-torch, python3-onnx, numpy)
+"""
+import os
+
+import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, helper, numpy_helper
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+torch.manual_seed(16)
+
+
+def bn(c):
+    b = nn.BatchNorm2d(c)
+    with torch.no_grad():
+        b.weight.uniform_(0.5, 1.5)
+        b.bias.normal_(0, 0.2)
+        b.running_mean.normal_(0, 0.2)
+        b.running_var.uniform_(0.3, 1.5)
+    return b
+
+
+def cbr(ci, co, k, s, act, groups=1):
+    return nn.Sequential(nn.Conv2d(ci, co, k, s, k // 2, groups=groups, bias=False), bn(co), act())
+
+
+class SE(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.a = nn.Conv2d(c, c // 4, 1)
+        self.b = nn.Conv2d(c // 4, c, 1)
+
+    def forward(self, x):
+        s = nn.functional.adaptive_avg_pool2d(x, 1)
+        return x * nn.functional.hardsigmoid(self.b(torch.relu(self.a(s))))
+
+
+class Stage(nn.Module):
+    def __init__(self, ci, co):
+        super().__init__()
+        self.dw = cbr(ci, ci, 3, 2, nn.Hardswish, groups=ci)
+        self.se = SE(ci)
+        self.pw = cbr(ci, co, 1, 1, nn.ReLU)
+
+    def forward(self, x):
+        return self.pw(self.se(self.dw(x)))
+
+
+class DBHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = cbr(3, 16, 3, 2, nn.Hardswish)  # stride 2
+        self.s1 = Stage(16, 32)  # 4
+        self.s2 = Stage(32, 64)  # 8
+        self.s3 = Stage(64, 96)  # 16
+        self.lat = nn.ModuleList([nn.Conv2d(c, 32, 1, bias=False) for c in (32, 64, 96)])
+        self.smooth = nn.ModuleList([nn.Conv2d(32, 8, 3, 1, 1, bias=False) for _ in range(3)])
+        self.h1 = cbr(24, 8, 3, 1, nn.ReLU)
+        self.up1 = nn.ConvTranspose2d(8, 8, 2, 2)
+        self.bn_up = bn(8)
+        self.up2 = nn.ConvTranspose2d(8, 1, 2, 2)
+
+    def forward(self, x):
+        c1 = self.s1(self.stem(x))
+        c2 = self.s2(c1)
+        c3 = self.s3(c2)
+        p3 = self.lat[2](c3)
+        p2 = self.lat[1](c2) + nn.functional.interpolate(p3, scale_factor=2.0, mode="nearest")
+        p1 = self.lat[0](c1) + nn.functional.interpolate(p2, scale_factor=2.0, mode="nearest")
+        f3 = nn.functional.interpolate(self.smooth[2](p3), scale_factor=4.0, mode="nearest")
+        f2 = nn.functional.interpolate(self.smooth[1](p2), scale_factor=2.0, mode="nearest")
+        f1 = self.smooth[0](p1)
+        y = self.h1(torch.cat([f3, f2, f1], 1))
+        y = torch.relu(self.bn_up(self.up1(y)))
+        return torch.sigmoid(self.up2(y) * self.scale)
+
+
+m = DBHead().eval()
+x = torch.randn(1, 3, 128, 128)
+with torch.no_grad():
+    m.scale = 1.0
+    logits = torch.logit(m(x).clamp(1e-7, 1 - 1e-7))
+    m.scale = float(15.0 / logits.abs().max())  # logits span about +-15
+    y = m(x)
+path = os.path.join(HERE, "dbhead.onnx")
+torch.onnx.export(m, x, path, input_names=["x"], output_names=["maps"], opset_version=14,
+                  do_constant_folding=True)
+onnx.checker.check_model(onnx.load(path))
+np.save(os.path.join(HERE, "dbhead_input.npy"), x.numpy())
+np.save(os.path.join(HERE, "dbhead_output.npy"), y.numpy())
+
+# cancel.onnx
+eye = np.eye(4, dtype=np.float32).reshape(4, 4, 1, 1)
+inits = [numpy_helper.from_array(eye, "eye"),
+         numpy_helper.from_array(np.full(4, 1000, np.float32), "plus"),
+         numpy_helper.from_array(np.full(4, -1000, np.float32), "minus")]
+nodes = [helper.make_node("Conv", ["x", "eye", "plus"], ["a"], name="conv_a"),
+         helper.make_node("Conv", ["a", "eye", "minus"], ["b"], name="conv_b"),
+         helper.make_node("Relu", ["b"], ["y"], name="relu")]
+g = helper.make_graph(nodes, "cancel",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+cm = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+cm.ir_version = 8
+onnx.checker.check_model(cm)
+onnx.save(cm, os.path.join(HERE, "cancel.onnx"))
+print("wrote dbhead.onnx (scale %.3g) and cancel.onnx" % m.scale)
