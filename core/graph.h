@@ -83,6 +83,8 @@ typedef struct value {
   /* to-channels-last made this 4-D value NHWC (dims N, H, W, C) under its ONNX name,
    * which means NCHW: readers of kept values (infer_context_read_value) permute back */
   bool channels_last;
+  /* mixed precision (engine/pass_fp32.c): stored in float32 in fp16 builds */
+  bool keep_fp32;
 } value;
 
 typedef struct opset_import {

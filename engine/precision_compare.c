@@ -143,7 +143,9 @@ infer_status infer_compare_values(infer_context *ref, infer_context *test,
       r->op = n->op_type;
       r->impl = te->be->step_impl(te, s);
       r->step = s;
-      r->growth = r->rel / (given > GROWTH_FLOOR ? given : GROWTH_FLOOR);
+      /* an error already infinite that stays so is carried, not grown */
+      r->growth = isinf(given) ? (isinf(r->rel) ? 1 : 0)
+                               : r->rel / (given > GROWTH_FLOOR ? given : GROWTH_FLOOR);
       carried[v] = r->rel;
       nr++;
     }

@@ -202,6 +202,14 @@ INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, 
  *                    step writes can be read after the run (infer_context_read_value,
  *                    infer_compare_values); the run itself is unchanged, the arena is
  *                    the naive sum of intermediates
+ *   precision.fp32_ops  OP,...: fp16 builds (CUDA fp16, cpu.fp16_storage) compute and
+ *                    store the nodes of these ONNX op types in float32, the passes placing
+ *                    Casts around them; "auto" (the default) is the overflow policy: Pow,
+ *                    Exp, ReduceSumSquare and any reduction of a kept value; "none" keeps
+ *                    nothing; "auto,LayerNormalization" adds to it. A name no op has is
+ *                    refused (docs/precision.md) [infer --fp32-ops]
+ *   precision.fp32_nodes NAME,...: the same for the nodes of these names (a name no node
+ *                    of the model has is refused at build) [infer --fp32-nodes]
  *   cpu.fp16_storage 1: CPU engines round every float32 value to float16 where it is
  *                    stored (weights, inputs, each step's outputs) and compute in float32
  *                    between: the error fp16 storage alone costs, to hold a GPU fp16

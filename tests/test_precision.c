@@ -11,7 +11,12 @@
  *       that cancels 1000 ranks first with a growth over 100, the input's rounding is
  *       float16's (rel below 2^-11)
  *     - dbhead.onnx in fp16 storage: the map's error is that of fp16 (above 0, below 2e-2)
+ *     - mixed precision (overflow.onnx: squares past 65504): in fp16 storage the default
+ *       policy keeps Pow and its ReduceSum in float32 and y is right (2e-3); with
+ *       precision.fp32_ops=none y is Inf; --fp32-nodes by name brings it back; a name no
+ *       op / no node has is refused, naming it
  *   test_precision PASSES_DIR --gpu    (label gpu; exit 77 without a device):
+ *     overflow.onnx on CUDA fp16 as above (the casts placed around the float32 nodes);
  *     dbhead.onnx on CUDA fp16 against fp32: its map's max error at most GPU_RATIO times
  *     the fp16-storage emulation's on the same input; prints both tables' first rows. */
 #include <math.h>
@@ -152,6 +157,66 @@ static void ranking_checks(void) {
   infer_engine_release(h);
 }
 
+/* y of overflow.onnx on (dev, fp16 storage) with the given precision.fp32_* entries:
+ * its largest relative error against float64's (INFINITY for Inf). */
+static double overflow_error(infer_device dev, const char *ops, const char *nodes) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s/overflow.onnx", dir);
+  infer_options *o = NULL;
+  infer_engine *e = NULL;
+  infer_context *c = NULL;
+  double worst = NAN;
+  EXPECT_STATUS(infer_options_create(&o), INFER_OK);
+  infer_options_set_device(o, dev, 0);
+  infer_options_set_precision(o, INFER_PRECISION_FP16);
+  if (dev == INFER_DEVICE_CPU) infer_options_set_config(o, "cpu.fp16_storage", "1");
+  if (ops) EXPECT_STATUS(infer_options_set_config(o, "precision.fp32_ops", ops), INFER_OK);
+  if (nodes) EXPECT_STATUS(infer_options_set_config(o, "precision.fp32_nodes", nodes), INFER_OK);
+  if (EXPECT_STATUS(infer_engine_load(path, o, &e), INFER_OK)) {
+    c = run(e, "overflow_input.npy");
+    infer_tensor y, ref;
+    snprintf(path, sizeof path, "%s/overflow_output.npy", dir);
+    if (c && EXPECT_STATUS(infer_context_get_output(c, 0, &y), INFER_OK) &&
+        EXPECT_STATUS(infer_tensor_read_file(path, &ref, NULL), INFER_OK)) {
+      worst = 0;
+      for (int64_t i = 0; i < infer_tensor_count(&ref); i++) {
+        double a = infer_tensor_get(&y, i), b = infer_tensor_get(&ref, i);
+        double r = isfinite(a) ? fabs(a - b) / fabs(b) : INFINITY;
+        if (!(r <= worst)) worst = r;
+      }
+      infer_tensor_clear(&ref);
+    }
+  }
+  printf("overflow.onnx on %s, fp32_ops %s, fp32_nodes %s: y's max rel err %.3g\n",
+         dev == INFER_DEVICE_CUDA ? "CUDA fp16" : "CPU fp16 storage", ops ? ops : "(default)",
+         nodes ? nodes : "-", worst);
+  infer_context_release(c);
+  infer_engine_release(e);
+  infer_options_release(o);
+  return worst;
+}
+
+static void mixed_precision_checks(infer_device dev) {
+  double d = overflow_error(dev, NULL, NULL);
+  CHECK(d <= 2e-3, "the default policy leaves y off by %g", d);
+  CHECK(isinf(overflow_error(dev, "none", NULL)), "without the policy y should overflow to Inf");
+  double byname = overflow_error(dev, "none", "square,sum_sq");
+  CHECK(byname <= 2e-3, "the nodes kept by name leave y off by %g", byname);
+  if (dev != INFER_DEVICE_CPU) return;
+  char path[2048];
+  snprintf(path, sizeof path, "%s/overflow.onnx", dir);
+  infer_options *o = NULL;
+  infer_engine *e = NULL;
+  EXPECT_STATUS(infer_options_create(&o), INFER_OK);
+  infer_options_set_config(o, "cpu.fp16_storage", "1");
+  infer_options_set_config(o, "precision.fp32_nodes", "square,nosuch");
+  EXPECT(infer_engine_load(path, o, &e), INFER_ERR_INVALID_ARGUMENT, "'nosuch' is no node");
+  infer_options_set_config(o, "precision.fp32_nodes", NULL);
+  infer_options_set_config(o, "precision.fp32_ops", "auto,LayerNorm");
+  EXPECT(infer_engine_load(path, o, &e), INFER_ERR_INVALID_ARGUMENT, "'LayerNorm' is no op type");
+  infer_options_release(o);
+}
+
 /* The map's max error of `test` against fp32 on the CPU; prints its first rows. */
 static double map_error(infer_context *ref, infer_context *test, const char *what) {
   infer_value_error *rows = NULL;
@@ -188,7 +253,9 @@ int main(int argc, char **argv) {
     read_value_checks();
     layout_checks();
     ranking_checks();
+    mixed_precision_checks(INFER_DEVICE_CPU);
   } else {
+    mixed_precision_checks(INFER_DEVICE_CUDA);
     infer_engine *g = build("dbhead.onnx", INFER_DEVICE_CUDA, INFER_PRECISION_FP16, NULL, NULL, 1);
     infer_context *gc = run(g, "dbhead_input.npy");
     double gpu_err = map_error(rc, gc, "dbhead.onnx, CUDA fp16 against CPU fp32");

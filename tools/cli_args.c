@@ -62,6 +62,11 @@ void cli_usage(FILE *f) {
           "                            CPU, compare every intermediate both keep (by ONNX name)\n"
           "                            and print them ranked by where the error grows: max/mean\n"
           "                            error, ranges, NaN/Inf, float16 overflow, what ran\n"
+          "  --fp32-ops OP,...          fp16 builds: nodes of these op types compute and store\n"
+          "                            float32 (casts placed around them); auto (default): Pow,\n"
+          "                            Exp, ReduceSumSquare and reductions of them; none: nothing;\n"
+          "                            auto,OP,... adds to the default (docs/precision.md)\n"
+          "  --fp32-nodes NAME,...     the same for the nodes of these names\n"
           "exit codes: 0 ok, 1 outputs differ from --reference, 2 bad usage/model/input,\n"
           "            3 unsupported op/attribute/dtype, 4 device or runtime failure\n");
 }
@@ -96,7 +101,8 @@ static const char *const options[] = {
     "--diagnose", "--profile", "--device", "--precision", "--input", "--reference", "--shape",
     "--batch", "--rtol", "--atol", "--warmup", "--duration", "--iterations", "--peak-tflops",
     "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed", "--config",
-    "--streams", "--input-type", "--compare-precision",
+    "--streams", "--input-type", "--compare-precision", "--fp32-ops",
+    "--fp32-nodes",
     /* tools/cli_image.c */
     "--image", "--preprocess", "--resize", "--crop", "--mean", "--std", "--labels", "--top",
     "--save-input"};
@@ -270,6 +276,10 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       long n = strtol(v, &end, 10);
       if (end == v || *end || n < 1 || n > 64) return bad("bad --streams '%s' (1 to 64)", v);
       a->streams = (int)n;
+    } else if (strcmp(o, "--fp32-ops") == 0) {
+      a->fp32_ops = v;
+    } else if (strcmp(o, "--fp32-nodes") == 0) {
+      a->fp32_nodes = v;
     } else if (strcmp(o, "--json") == 0) {
       a->json = v;
     } else if (strcmp(o, "--workspace-limit") == 0) {

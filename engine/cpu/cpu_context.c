@@ -238,7 +238,8 @@ static infer_status cpu_context_run(cpu_context *c) {
   convert_image_inputs(c);
   bool fp16 = ((const cpu_engine *)e->be_state)->fp16_storage;
   /* the GPU casts inputs to float16 on the way in (the in-place buffer is rounded too) */
-  for (int i = 0; fp16 && i < g->n_inputs; i++) cpu_round_to_fp16(&c->vals[g->inputs[i]]);
+  for (int i = 0; fp16 && i < g->n_inputs; i++)
+    if (!g->values[g->inputs[i]].keep_fp32) cpu_round_to_fp16(&c->vals[g->inputs[i]]);
   for (int s = 0; s < e->n_steps; s++) {
     const node *n = &g->nodes[e->steps[s]];
     gather(c, n);
@@ -253,8 +254,8 @@ static infer_status cpu_context_run(cpu_context *c) {
     if (st == INFER_OK) st = n->op->run(n, n->params, c->in, c->out, ws);
     if (st != INFER_OK) return infer_fail_prefix(st, "%s", node_describe(g, e->steps[s], d, sizeof d));
     if (c->step_ms) c->step_ms[s] = now_ms() - s0;
-    for (int k = 0; fp16 && k < n->n_outputs; k++)
-      if (c->out[k]) cpu_round_to_fp16(c->out[k]);
+    for (int k = 0; fp16 && k < n->n_outputs; k++) /* mixed precision: kept values stay */
+      if (c->out[k] && !g->values[n->outputs[k]].keep_fp32) cpu_round_to_fp16(c->out[k]);
   }
   c->run_ms = now_ms() - t0;
   return INFER_OK;

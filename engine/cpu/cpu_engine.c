@@ -15,7 +15,7 @@ static infer_status cpu_build(infer_engine *e, void **state) {
   ce->fp16_storage = config_flag(&e->opts.cfg, "cpu.fp16_storage", false);
   /* the weights as an fp16 GPU engine uploads them (the engine owns its graph) */
   for (int v = 0; ce->fp16_storage && v < g->n_values; v++)
-    if (g->values[v].kind == VALUE_CONSTANT && g->values[v].t.data)
+    if (g->values[v].kind == VALUE_CONSTANT && g->values[v].t.data && !g->values[v].keep_fp32)
       cpu_round_to_fp16(&g->values[v].t);
   const tensor *in[256];
   tensor *out[256];

@@ -308,7 +308,9 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   }
   for (int v = 0; v < g->n_values; v++) {
     infer_dtype dt = g->values[v].t.dtype;
-    ce->storage[v] = (ce->precision == INFER_PRECISION_FP16 && dt == INFER_DTYPE_FLOAT32)
+    /* mixed precision: values pass_fp32.c keeps in float32 stay float32 */
+    ce->storage[v] = (ce->precision == INFER_PRECISION_FP16 && dt == INFER_DTYPE_FLOAT32 &&
+                      !g->values[v].keep_fp32)
                          ? INFER_DTYPE_FLOAT16 : dt;
   }
   struct cudaDeviceProp prop;

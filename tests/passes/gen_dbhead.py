@@ -17,7 +17,10 @@ PyTorch's float32 forward (dbhead_output.npy).
 Also tests/passes/cancel.onnx: y = Conv1x1(Conv1x1(x, I, +1000), I, -1000) on x [1, 4, 8, 8]:
 in float16 storage the first result (about 1000) keeps 0.5 steps, the second cancels the
 1000 and keeps the steps: its relative error grows about 300-fold, so a precision
-comparison must rank its step ("b") first.
+comparison must rank that step first (b's Conv fused with the Relu: value "y").
+
+And tests/passes/overflow.onnx (below): squares past float16's range, for the default
+mixed-precision policy.
 
     /usr/bin/python3 tests/passes/gen_dbhead.py   (python3-torch, python3-onnx, numpy)
 """
@@ -127,4 +130,27 @@ cm = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 cm.ir_version = 8
 onnx.checker.check_model(cm)
 onnx.save(cm, os.path.join(HERE, "cancel.onnx"))
-print("wrote dbhead.onnx (scale %.3g) and cancel.onnx" % m.scale)
+
+# overflow.onnx: y = Sqrt(ReduceSum(Pow(x * 16, 2), axes [2])) on x [1, 8, 64] in [-25, 25]:
+# the squares reach 160000 and their sums millions, past float16's 65504, while y (up to
+# about 3200) fits: fp16 storage of Pow's or ReduceSum's output gives Inf, the default
+# mixed-precision policy (Pow and the reduction of it kept in float32) the right y.
+ox = np.random.default_rng(16).uniform(-25, 25, (1, 8, 64)).astype(np.float32)
+inits = [numpy_helper.from_array(np.array(16, np.float32), "sixteen"),
+         numpy_helper.from_array(np.array(2, np.float32), "two"),
+         numpy_helper.from_array(np.array([2], np.int64), "axes")]
+nodes = [helper.make_node("Mul", ["x", "sixteen"], ["xs"], name="scale"),
+         helper.make_node("Pow", ["xs", "two"], ["sq"], name="square"),
+         helper.make_node("ReduceSum", ["sq", "axes"], ["ss"], name="sum_sq", keepdims=1),
+         helper.make_node("Sqrt", ["ss"], ["y"], name="norm")]
+g = helper.make_graph(nodes, "overflow",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 64])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 1])], inits)
+om = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+om.ir_version = 8
+onnx.checker.check_model(om)
+onnx.save(om, os.path.join(HERE, "overflow.onnx"))
+np.save(os.path.join(HERE, "overflow_input.npy"), ox)
+oy = np.sqrt(((ox.astype(np.float64) * 16) ** 2).sum(axis=2, keepdims=True)).astype(np.float32)
+np.save(os.path.join(HERE, "overflow_output.npy"), oy)
+print("wrote dbhead.onnx (scale %.3g), cancel.onnx and overflow.onnx" % m.scale)
