@@ -15,7 +15,9 @@
  *       policy keeps Pow and its ReduceSum in float32 and y is right (2e-3); with
  *       precision.fp32_ops=none y is Inf; --fp32-nodes by name brings it back; a name no
  *       op / no node has is refused, naming it
- *   test_precision PASSES_DIR --gpu    (label gpu; exit 77 without a device):
+ *   test_precision PASSES_DIR --gpu [KEY=VALUE]   (label gpu; exit 77 without a device;
+ *                                      the config entry for the GPU engines, e.g.
+ *                                      cuda.conv_impl=cudnn+epi):
  *     overflow.onnx on CUDA fp16 as above (the casts placed around the float32 nodes);
  *     dbhead.onnx on CUDA fp16 against fp32: its map's max error at most GPU_RATIO times
  *     the fp16-storage emulation's on the same input; prints both tables' first rows. */
@@ -239,6 +241,12 @@ int main(int argc, char **argv) {
   }
   snprintf(dir, sizeof dir, "%s", argv[1]);
   bool gpu = argc > 2 && strcmp(argv[2], "--gpu") == 0;
+  char key[128] = "", *value = NULL;
+  if (gpu && argc > 3 && strchr(argv[3], '=')) {
+    snprintf(key, sizeof key, "%s", argv[3]);
+    value = strchr(key, '=');
+    *value++ = 0;
+  }
   if (gpu && infer_device_count(INFER_DEVICE_CUDA) == 0) {
     printf("SKIP: no CUDA device visible\n");
     return 77;
@@ -256,7 +264,8 @@ int main(int argc, char **argv) {
     mixed_precision_checks(INFER_DEVICE_CPU);
   } else {
     mixed_precision_checks(INFER_DEVICE_CUDA);
-    infer_engine *g = build("dbhead.onnx", INFER_DEVICE_CUDA, INFER_PRECISION_FP16, NULL, NULL, 1);
+    infer_engine *g = build("dbhead.onnx", INFER_DEVICE_CUDA, INFER_PRECISION_FP16,
+                            value ? key : NULL, value, 1);
     infer_context *gc = run(g, "dbhead_input.npy");
     double gpu_err = map_error(rc, gc, "dbhead.onnx, CUDA fp16 against CPU fp32");
     printf("CUDA fp16: map max abs err %.3g = %.3g x the fp16-storage emulation's (bound %.1f x)\n",

@@ -153,4 +153,31 @@ onnx.save(om, os.path.join(HERE, "overflow.onnx"))
 np.save(os.path.join(HERE, "overflow_input.npy"), ox)
 oy = np.sqrt(((ox.astype(np.float64) * 16) ** 2).sum(axis=2, keepdims=True)).astype(np.float32)
 np.save(os.path.join(HERE, "overflow_output.npy"), oy)
-print("wrote dbhead.onnx (scale %.3g), cancel.onnx and overflow.onnx" % m.scale)
+
+# bias_cancel.onnx: a folded BatchNorm's bias cancelling most of the convolution, as in
+# PP-OCR's BN-folded convolutions: x [1, 2, 16, 16] with channel 0 in [-1, 1] and channel
+# 1 all ones; y = HardSwish(Conv1x1(x) + b) with W = [1, 1000] and b = -1000 (y's
+# pre-activation is x's channel 0: 1000 + x0 - 1000), and t = ConvTranspose1x1(x) + b
+# alike. Rounding conv(x) (about 1000) to float16 before adding b loses 0.25 of a result
+# within [-1, 1]; adding b in the float32 accumulation keeps fp16's 2^-12 (issue 16).
+bx = np.ones((1, 2, 16, 16), np.float32)
+bx[0, 0] = np.random.default_rng(17).uniform(-1, 1, (16, 16))
+inits = [numpy_helper.from_array(np.array([1, 1000], np.float32).reshape(1, 2, 1, 1), "w"),
+         numpy_helper.from_array(np.array([1, 1000], np.float32).reshape(2, 1, 1, 1), "wt"),
+         numpy_helper.from_array(np.array([-1000], np.float32), "b")]
+nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv"),
+         helper.make_node("HardSwish", ["c"], ["y"], name="hswish"),
+         helper.make_node("ConvTranspose", ["x", "wt", "b"], ["t"], name="convt")]
+g = helper.make_graph(nodes, "bias_cancel",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 16, 16])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 16, 16]),
+                       helper.make_tensor_value_info("t", TensorProto.FLOAT, [1, 1, 16, 16])], inits)
+bm = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+bm.ir_version = 8
+onnx.checker.check_model(bm)
+onnx.save(bm, os.path.join(HERE, "bias_cancel.onnx"))
+np.save(os.path.join(HERE, "bias_cancel_input.npy"), bx)
+pre = bx[:, :1].astype(np.float64)
+np.save(os.path.join(HERE, "bias_cancel_y.npy"), (pre * np.clip(pre / 6 + 0.5, 0, 1)).astype(np.float32))
+np.save(os.path.join(HERE, "bias_cancel_t.npy"), pre.astype(np.float32))
+print("wrote dbhead.onnx (scale %.3g), cancel.onnx, overflow.onnx and bias_cancel.onnx" % m.scale)
