@@ -16,7 +16,9 @@
  *
  * The default policy ("auto"): Pow, Exp and ReduceSumSquare (squares and exponentials
  * leave float16's range, 65504, first), and any reduction reading a kept value (a sum
- * of squares is larger still). Written-out LayerNorm, GELU and softmax chains are fused
+ * of squares is larger still). Any marking extends through the nodes that read only
+ * kept values (and constants), up to a join with float16 values or a heavy op (Conv,
+ * MatMul, ...): the Sqrt of a sum of squares reads it in float32. Written-out LayerNorm, GELU and softmax chains are fused
  * before their Pow or Exp is stored, so the zoo's models keep nothing. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +75,25 @@ static infer_status check_list(const graph *g, const char *key, const char *list
   return INFER_OK;
 }
 
+/* Whether node n reads float values and every non-constant one is kept, and is not one of
+ * the heavy ops an island of float32 ends at: a float32 island extends through what it
+ * feeds alone (the Sqrt of a sum of squares: storing the sum in float16 for it would
+ * overflow after all), up to a join with float16 values or a product. */
+static bool reads_only_kept(const graph *g, const node *n) {
+  static const char *const heavy[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum",
+                                      "LSTM", "GRU", "RNN", "Attention", NULL};
+  for (int k = 0; heavy[k]; k++)
+    if (pass_node_is(n, heavy[k])) return false;
+  int kept = 0;
+  for (int k = 0; k < n->n_inputs; k++) {
+    const value *v = n->inputs[k] >= 0 ? &g->values[n->inputs[k]] : NULL;
+    if (!v || v->kind == VALUE_CONSTANT || !dtype_is_float(v->t.dtype)) continue;
+    if (!v->keep_fp32) return false;
+    kept++;
+  }
+  return kept > 0;
+}
+
 infer_status pass_mark_fp32(graph *g, const char *ops, const char *nodes, int *marked) {
   *marked = 0;
   if (!ops) ops = "auto";
@@ -87,6 +108,7 @@ infer_status pass_mark_fp32(graph *g, const char *ops, const char *nodes, int *m
     for (int k = 0; by_default && !keep && reductions[k]; k++)
       keep = pass_node_is(n, reductions[k]) && n->n_inputs > 0 && n->inputs[0] >= 0 &&
              g->values[n->inputs[0]].keep_fp32;
+    if (!keep) keep = reads_only_kept(g, n);
     for (int k = 0; keep && k < n->n_outputs; k++) {
       value *v = n->outputs[k] >= 0 ? &g->values[n->outputs[k]] : NULL;
       if (v && v->t.dtype == INFER_DTYPE_FLOAT32 && !v->keep_fp32) {
