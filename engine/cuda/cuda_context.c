@@ -614,8 +614,32 @@ infer_status cuda_context_wait(void *ctx) {
 
 /* A kept value (config keep_values): its storage bytes copied off the device and widened
  * to float32. The copy is synchronous, on the context's stream, outside any run. */
+static infer_status read_stored(cuda_context *c, int v, float *dst);
+
+/* A graph input whose cast also did its NCHW -> NHWC Transpose (in_transpose) was never
+ * written to its own slot: it is read from the Transpose's output, back in NCHW. */
 infer_status cuda_context_read_value(void *ctx, int v, float *dst) {
   cuda_context *c = ctx;
+  const graph *g = c->e->g;
+  for (int i = 0; c->ce->in_transpose && i < g->n_inputs; i++) {
+    int tk = c->ce->in_transpose[i];
+    if (g->inputs[i] != v || tk < 0) continue;
+    const int64_t *d = g->values[v].t.dims; /* N, C, H, W */
+    int64_t hw = d[2] * d[3], n = dims_count(4, d);
+    float *nhwc = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (!nhwc) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory reading '%s'", g->values[v].name);
+    infer_status st = read_stored(c, g->nodes[c->ce->steps[tk].node].outputs[0], nhwc);
+    for (int64_t b = 0; st == INFER_OK && b < d[0]; b++)
+      for (int64_t p = 0; p < hw; p++)
+        for (int64_t ch = 0; ch < d[1]; ch++)
+          dst[(b * d[1] + ch) * hw + p] = nhwc[(b * hw + p) * d[1] + ch];
+    free(nhwc);
+    return st;
+  }
+  return read_stored(c, v, dst);
+}
+
+static infer_status read_stored(cuda_context *c, int v, float *dst) {
   const tensor *t = &c->vals[v];
   const char *name = c->e->g->values[v].name;
   if (!t->data) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "value '%s' holds no device data", name);
