@@ -20,6 +20,10 @@ static const struct {
     {"cuda.conv_impl", KIND_NAME},
     {"cuda.cudnn_rtc", KIND_FLAG},
     {"cuda.nan_exact", KIND_FLAG},
+    {"keep_values", KIND_FLAG},
+    {"precision.fp32_ops", KIND_NAME},
+    {"precision.fp32_nodes", KIND_NAME},
+    {"cpu.fp16_storage", KIND_FLAG},
     {"test.fail_step", KIND_COUNT},
     {"test.fail_after", KIND_COUNT},
 };

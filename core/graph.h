@@ -80,6 +80,11 @@ typedef struct value {
    * node stays in the graph to recompute it each run). */
   bool shape_dep, data_dep;
   bool batch_input; /* a graph input whose first dim is the build's --batch */
+  /* to-channels-last made this 4-D value NHWC (dims N, H, W, C) under its ONNX name,
+   * which means NCHW: readers of kept values (infer_context_read_value) permute back */
+  bool channels_last;
+  /* mixed precision (engine/pass_fp32.c): stored in float32 in fp16 builds */
+  bool keep_fp32;
 } value;
 
 typedef struct opset_import {

@@ -23,6 +23,12 @@
  *   After a successful wait `output` hands out output `index` (owned by the context)
  *   for the run's batch `run_batch` (0: the build's).
  * - profile: per-step figures of the last run when the engine was built profiling.
+ * - read_value: after a successful wait, value v (not a constant) of the last run as
+ *   float32 into dst (its element count), in the layout the backend holds it (a
+ *   channels_last value's NHWC); right for every value only in an engine built with
+ *   config keep_values=1 (engine/values.c checks that). Synchronous; outside a run.
+ * - step_impl: what runs step s ("cpu", "cudnn", a kernel's name), static or the
+ *   engine's storage.
  */
 #ifndef INFER_BACKEND_H
 #define INFER_BACKEND_H
@@ -61,6 +67,8 @@ typedef struct backend {
   infer_status (*output)(void *ctx, int index, int64_t run_batch, infer_tensor *out);
   infer_status (*profile)(void *ctx, infer_step_profile *steps);
   infer_status (*timing)(const void *ctx, infer_run_timing *t);
+  infer_status (*read_value)(void *ctx, int v, float *dst);
+  const char *(*step_impl)(const infer_engine *e, int s);
 } backend;
 
 /* The backend for device d in this build, or NULL when the build has none. */

@@ -331,3 +331,13 @@ infer_status infer_context_get_output(infer_context *c, int index, infer_tensor 
                       "to read it here again", g->values[g->outputs[index]].name);
   return c->be->output(c->ctx, index, c->run_batch, out);
 }
+
+infer_status context_read_value_f32(infer_context *c, int v, float *dst) {
+  TRY(refuse_pending(c, "infer_context_read_value"));
+  if (!c->ran)
+    return infer_fail(INFER_ERR_RUNTIME, "value '%s' is not available: no successful run",
+                      c->e->g->values[v].name);
+  return c->be->read_value(c->ctx, v, dst);
+}
+
+const infer_engine *context_engine(const infer_context *c) { return c->e; }

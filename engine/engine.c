@@ -111,7 +111,23 @@ static infer_status engine_build(infer_engine *e) {
   TRY(pass_infer_and_fold(g, &e->dynamic));
   log_info(&o->log, "pass infer-and-fold: nodes %d -> %d%s", before, graph_live_nodes(g),
              e->dynamic ? " (some shapes depend on run-time data)" : "");
+  /* mixed precision: marked before the fusion passes, placed after them (pass_fp32.c) */
+  bool fp16 = (o->device == INFER_DEVICE_CUDA && o->precision == INFER_PRECISION_FP16) ||
+              (o->device == INFER_DEVICE_CPU && config_flag(&o->cfg, "cpu.fp16_storage", false));
+  int marked = 0;
+  if (fp16) {
+    TRY(pass_mark_fp32(g, config_get(&o->cfg, "precision.fp32_ops"),
+                       config_get(&o->cfg, "precision.fp32_nodes"), &marked));
+    log_info(&o->log, "pass mark-fp32: %d values kept in float32", marked);
+  }
   TRY(engine_run_passes(g, o));
+  if (fp16) {
+    before = graph_live_nodes(g);
+    int casts = 0, n32 = 0;
+    TRY(pass_place_fp32(g, o->device == INFER_DEVICE_CUDA, &n32, &casts));
+    log_info(&o->log, "pass place-fp32: nodes %d -> %d (%d in float32, %d casts placed)", before,
+             graph_live_nodes(g), n32, casts);
+  }
   before = graph_live_nodes(g);
   int dead = pass_remove_dead(g);
   log_info(&o->log, "pass remove-dead: nodes %d -> %d (%d removed)", before, graph_live_nodes(g),
@@ -126,7 +142,8 @@ static infer_status engine_build(infer_engine *e) {
   if (!e->steps) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].removed) e->steps[e->n_steps++] = i;
-  TRY(plan_graph(g, e->steps, e->n_steps, NULL, NULL, &e->mem, &e->buffer_of));
+  TRY(plan_graph(g, e->steps, e->n_steps, NULL, NULL, config_flag(&o->cfg, "keep_values", false),
+                 &e->mem, &e->buffer_of));
   if (!e->be->computes_run_batch) mark_batch_values(g);
   for (int i = 0; i < g->n_inputs; i++)
     if (g->values[g->inputs[i]].shape_dep) e->max_batch = g->values[g->inputs[i]].t.dims[0];

@@ -88,10 +88,26 @@ void step_cost(const node *n, const tensor *const *in, tensor *const *out, doubl
                double *bytes);
 /* Plans one arena for the values the steps read and write (engine/plan_graph.c).
  * storage[v] overrides value v's dtype (device precision); NULL keeps them. alias_of[v]
- * (NULL: none) names the value whose bytes v shares (a view), or -1.
+ * (NULL: none) names the value whose bytes v shares (a view), or -1. keep_all: no
+ * buffer is reused, every value outlives the run.
  * *buffer_of (malloc'ed) maps value id -> buffer index in p, or -1. */
 infer_status plan_graph(const graph *g, const int *steps, int n_steps,
-                        const infer_dtype *storage, const int *alias_of, plan *p,
-                        int **buffer_of);
+                        const infer_dtype *storage, const int *alias_of, bool keep_all,
+                        plan *p, int **buffer_of);
+
+/* engine/context.c, for engine/values.c: value v of the context's last run as float32 in
+ * the backend's layout (refused while a run is in flight or before a successful one),
+ * and the context's engine. */
+infer_status context_read_value_f32(infer_context *c, int v, float *dst);
+const infer_engine *context_engine(const infer_context *c);
+/* engine/values.c: the id of the value called `name` that a run of e keeps (config
+ * keep_values=1: every non-constant value a step writes, and the graph inputs), else -1
+ * with a message saying why. */
+int engine_kept_value(const infer_engine *e, const char *name);
+/* Value v of c's last run as float32 in ONNX layout (NCHW for a channels_last value)
+ * into dst (its element count). */
+infer_status context_read_value_onnx(infer_context *c, int v, float *dst);
+/* The step that writes value v in e (-1 for a graph input). */
+int engine_step_of(const infer_engine *e, int v);
 
 #endif

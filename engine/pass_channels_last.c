@@ -584,6 +584,8 @@ infer_status pass_to_channels_last(graph *g, int *added) {
   for (int i = 0; st == INFER_OK && i < n0; i++)
     if (!g->nodes[i].removed) st = visit(&s, i);
   /* graph outputs never become channels-last (converted nodes skip them) */
+  for (int v = 0; st == INFER_OK && v < g->n_values && v < s.cap_values; v++)
+    if (s.is_cl[v]) g->values[v].channels_last = true;
   if (st == INFER_OK && s.added) st = pass_reorder_nodes(g, s.key);
   *added = s.added;
 out:

@@ -93,6 +93,16 @@ infer_status pass_to_channels_last(graph *g, int *added);
  * epilogues lack (engine/pass_defer_clip.c). *changed: convolutions rewritten. */
 infer_status pass_defer_clip(graph *g, int *changed);
 
+/* Mixed precision (engine/pass_fp32.c): marks the outputs of the nodes of op types
+ * `ops` (comma-separated; "auto", the default when NULL, adds the overflow policy;
+ * "none" nothing) and of the nodes named in `nodes` keep_fp32, before the fusion passes;
+ * an entry naming no op / no node of the model is refused. */
+infer_status pass_mark_fp32(graph *g, const char *ops, const char *nodes, int *marked);
+/* After them: every live node writing a kept value computes in float32; with
+ * place_casts (GPU fp16 storage) Casts convert between float16- and float32-stored
+ * values where a node reads the other kind. *n_fp32: float32 nodes; *added: Casts placed. */
+infer_status pass_place_fp32(graph *g, bool place_casts, int *n_fp32, int *added);
+
 /* ---- helpers the passes share (engine/pass_util.c) ------------------------------- */
 
 /* readers[v] = how many input slots of live nodes read value v (malloc'ed; NULL

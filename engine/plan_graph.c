@@ -3,15 +3,17 @@
  * lifetime runs from the step that writes it to its last reader, and graph inputs
  * and outputs live for the whole run (inputs persist between runs). A value that is a
  * view of another (alias_of) gets no buffer of its own: it shares its source's, whose
- * lifetime then runs to the view's last reader. */
+ * lifetime then runs to the view's last reader. With keep_all (config keep_values) no
+ * two buffers share bytes, so every value a step wrote is still there after the run
+ * (infer_context_read_value). */
 #include <stdlib.h>
 
 #include "engine_internal.h"
 #include "../core/status.h"
 
 infer_status plan_graph(const graph *g, const int *steps, int n_steps,
-                        const infer_dtype *storage, const int *alias_of, plan *p,
-                        int **buffer_of_out) {
+                        const infer_dtype *storage, const int *alias_of, bool keep_all,
+                        plan *p, int **buffer_of_out) {
   *buffer_of_out = NULL;
   plan_buffer *bufs = calloc((size_t)g->n_values + 1, sizeof *bufs);
   int *buffer_of = malloc(sizeof(int) * ((size_t)g->n_values + 1));
@@ -59,6 +61,8 @@ infer_status plan_graph(const graph *g, const int *steps, int n_steps,
     }
     bufs[buffer_of[v]].size = size;
   }
+  if (keep_all) /* config keep_values: every value stays readable after the run */
+    for (int b = 0; b < nb; b++) bufs[b].last = n_steps;
   infer_status st = plan_assign_offsets(bufs, nb, p);
   free(bufs);
   if (st != INFER_OK) {

@@ -204,6 +204,22 @@ INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, 
  *                    the engine's own kernels, which give NaN and infinities as the
  *                    unfused ONNX ops do; 0 (default) lets the build time them fused
  *                    (the libraries' NaN handling is theirs) [INFER_NAN_EXACT]
+ *   keep_values      1: no intermediate shares memory with another, so every value a
+ *                    step writes can be read after the run (infer_context_read_value,
+ *                    infer_compare_values); the run itself is unchanged, the arena is
+ *                    the naive sum of intermediates
+ *   precision.fp32_ops  OP,...: fp16 builds (CUDA fp16, cpu.fp16_storage) compute and
+ *                    store the nodes of these ONNX op types in float32, the passes placing
+ *                    Casts around them; "auto" (the default) is the overflow policy: Pow,
+ *                    Exp, ReduceSumSquare and any reduction of a kept value; "none" keeps
+ *                    nothing; "auto,LayerNormalization" adds to it. A name no op has is
+ *                    refused (docs/precision.md) [infer --fp32-ops]
+ *   precision.fp32_nodes NAME,...: the same for the nodes of these names (a name no node
+ *                    of the model has is refused at build) [infer --fp32-nodes]
+ *   cpu.fp16_storage 1: CPU engines round every float32 value to float16 where it is
+ *                    stored (weights, inputs, each step's outputs) and compute in float32
+ *                    between: the error fp16 storage alone costs, to hold a GPU fp16
+ *                    engine's error against (docs/precision.md)
  *   test.fail_step   K: every context's run fails at step K the way an op failing there
  *                    would (tests of failure handling; past the last step: the last)
  *   test.fail_after  N: ... in its (N+1)-th run (default 0) */
@@ -417,6 +433,47 @@ INFER_API infer_status infer_engine_build_timing(const infer_engine *e, infer_bu
  * versions, and a short fp16 tensor-core matrix test with its TFLOP/s. Each problem
  * comes with its fix. *report is malloc'ed text owned by the caller (free). */
 INFER_API infer_status infer_diagnose(char **report);
+
+/* ---- intermediate values and precision comparison ------------------------ */
+
+/* After a successful run of an engine built with config keep_values=1: the value called
+ * `name` (an ONNX value name: a graph input or any value a step wrote; values that
+ * fusion removed or folding made constant are not there) as float32 in the model's
+ * layout (NCHW where the GPU ran it NHWC), widened from the run's storage (float16 in
+ * fp16 runs). *out holds malloc'ed data owned by the caller (infer_tensor_clear). A
+ * name the engine does not keep, or an engine built without the setting, is
+ * INFER_ERR_INVALID_ARGUMENT saying which. */
+INFER_API infer_status infer_context_read_value(infer_context *c, const char *name,
+                                                infer_tensor *out);
+
+/* One value both runs kept, compared (test against reference). */
+typedef struct infer_value_error {
+  const char *name; /* ONNX value name (owned by the test engine, as the next three) */
+  const char *node; /* the test engine's node that wrote it ("" for a graph input) */
+  const char *op;   /* that node's op, after fusion (FusedConv, FusedChain, ...) */
+  const char *impl; /* what ran it in the test engine: "cpu", "cudnn", a kernel name */
+  int step;         /* its step in the test engine's run order (-1: a graph input) */
+  int64_t count;    /* elements */
+  double max_abs, mean_abs; /* |test - ref| over elements finite in both (INFINITY when
+                             * one side alone is non-finite somewhere) */
+  double scale;     /* max |ref| */
+  double rel;       /* max_abs / scale */
+  /* rel over the largest rel among the compared values the step was given (floored at
+   * 1e-4): > 1 where this step adds error, about 1 where it only carries it */
+  double growth;
+  double ref_min, ref_max, test_min, test_max; /* ranges of the finite elements */
+  int64_t test_nan, test_inf, ref_nonfinite;
+  int64_t fp16_overflow; /* reference elements beyond float16's range (|x| > 65504) */
+} infer_value_error;
+
+/* Compares every value the last runs of `ref` and `test` both kept (contexts of two
+ * engines of one model, both built with config keep_values=1, run on the same inputs),
+ * matched by ONNX name and shape. *rows (malloc'ed, owned by the caller: free) holds
+ * *n_rows entries ranked by growth, highest first (ties in run order): the first is
+ * where the error first grows. Strings point into the test engine: keep it alive while
+ * reading them. */
+INFER_API infer_status infer_compare_values(infer_context *ref, infer_context *test,
+                                            infer_value_error **rows, int *n_rows);
 
 /* ---- registry --------------------------------------------------------------- */
 

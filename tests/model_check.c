@@ -6,10 +6,20 @@
  *                                           = batch, the rest flattened); exit 0 when
  *                                           every row matches, 1 when not, 2 on errors
  *
+ *   model_check fp16peer OUT.npy REF.npy PEER_REL AGREE
+ *                                           the fp16 rule against PyTorch's own fp16 run
+ *                                           (models/torch_fp16_error.py): OUT's error
+ *                                           max|out - ref| / max|ref| must be at most
+ *                                           max(1.5 x PEER_REL, 2e-2), and OUT's top-1
+ *                                           must be REF's on every row where AGREE (one
+ *                                           0/1 per row, comma-separated) says PyTorch's
+ *                                           fp16 top-1 was; exit 0 ok, 1 not, 2 errors
+ *
  * A row whose reference top-1 and top-2 are within 2*TOL of each other may swap within
  * the tolerance the values were checked with: it is reported as ambiguous and not
  * counted. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +51,75 @@ static int64_t row_top(const infer_tensor *t, int64_t r, int64_t cols, double *g
   }
   if (gap) *gap = v1 - v2;
   return best;
+}
+
+#define PEER_FACTOR 1.5
+#define PEER_FLOOR 2e-2
+
+static int fp16_peer(char **argv) {
+  infer_tensor out, ref;
+  if (!load(argv[2], &out)) return 2;
+  if (!load(argv[3], &ref)) {
+    infer_tensor_clear(&out);
+    return 2;
+  }
+  char *end;
+  double peer = strtod(argv[4], &end);
+  int64_t n = infer_tensor_count(&ref);
+  int rc = 0;
+  if (end == argv[4] || *end || !(peer >= 0)) {
+    fprintf(stderr, "model_check: bad PyTorch fp16 error '%s'\n", argv[4]);
+    rc = 2;
+  } else if (ref.rank < 1 || ref.dims[0] <= 0 || infer_tensor_count(&out) != n) {
+    fprintf(stderr, "model_check: %s and %s differ in size\n", argv[2], argv[3]);
+    rc = 2;
+  }
+  int64_t rows = rc ? 0 : ref.dims[0], cols = rows ? n / rows : 0;
+  double err = 0, scale = 0;
+  for (int64_t i = 0; i < n && !rc; i++) {
+    double o = infer_tensor_get(&out, i), r = infer_tensor_get(&ref, i);
+    double d = fabs(o - r);
+    if (!(d <= err)) err = d; /* NaN sticks */
+    if (fabs(r) > scale) scale = fabs(r);
+  }
+  if (!rc) {
+    double rel = scale > 0 ? err / scale : err, bound = PEER_FACTOR * peer;
+    if (bound < PEER_FLOOR) bound = PEER_FLOOR;
+    bool ok = rel <= bound;
+    printf("fp16 error: infer %.3g, PyTorch fp16 %.3g (of max|ref| %.3g): bound %.3g = %s -> %s\n",
+           rel, peer, scale, bound, PEER_FACTOR * peer >= PEER_FLOOR ? "1.5 x PyTorch's" : "the 2e-2 floor",
+           ok ? "ok" : "FAIL");
+    if (!ok) rc = 1;
+    const char *a = argv[5];
+    int64_t checked = 0, same = 0;
+    for (int64_t r = 0; r < rows; r++) {
+      while (*a == ',' || *a == ' ') a++;
+      if (*a != '0' && *a != '1') {
+        fprintf(stderr, "model_check: AGREE '%s' has no 0/1 for row %lld\n", argv[5], (long long)r);
+        rc = 2;
+        break;
+      }
+      bool peer_agrees = *a++ == '1';
+      int64_t want = row_top(&ref, r, cols, NULL), got = row_top(&out, r, cols, NULL);
+      if (!peer_agrees) {
+        printf("top-1 row %lld: not checked (PyTorch's fp16 top-1 differs from fp32 there too); "
+               "infer %s\n", (long long)r, got == want ? "agrees" : "differs");
+        continue;
+      }
+      checked++;
+      if (got == want) same++;
+      else {
+        printf("top-1 row %lld: got %lld, reference %lld, where PyTorch's fp16 agrees\n",
+               (long long)r, (long long)got, (long long)want);
+        if (rc == 0) rc = 1;
+      }
+    }
+    printf("top-1: %lld of the %lld rows PyTorch's fp16 gets right match\n", (long long)same,
+           (long long)checked);
+  }
+  infer_tensor_clear(&out);
+  infer_tensor_clear(&ref);
+  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -93,6 +172,8 @@ int main(int argc, char **argv) {
     infer_tensor_clear(&ref);
     return rc;
   }
-  fprintf(stderr, "usage: model_check absmax REF.npy | model_check top1 OUT.npy REF.npy TOL\n");
+  if (argc == 6 && strcmp(argv[1], "fp16peer") == 0) return fp16_peer(argv);
+  fprintf(stderr, "usage: model_check absmax REF.npy | model_check top1 OUT.npy REF.npy TOL | "
+                  "model_check fp16peer OUT.npy REF.npy PEER_REL AGREE\n");
   return 2;
 }

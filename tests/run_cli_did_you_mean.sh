@@ -3,7 +3,7 @@
 # last letter missing, is suggested back ("did you mean '--batch'?"): the list behind
 # "did you mean" (tools/cli_args.c) knows every option.
 infer="$1"
-opts=$("$infer" --help | grep -oE -- '--[a-z][a-z-]*[a-z]' | sort -u)
+opts=$("$infer" --help | grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' | sort -u)
 [ -n "$opts" ] || { echo "FAIL: no options in infer --help"; exit 1; }
 bad=0
 for o in $opts; do

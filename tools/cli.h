@@ -53,6 +53,8 @@ typedef struct cli_args {
   int64_t workspace_limit; /* --workspace-limit, in bytes; 0: the library's default */
   int n_configs;
   const char *configs[64]; /* --config KEY=VALUE, as given */
+  bool compare_precision;  /* --compare-precision */
+  const char *fp32_ops, *fp32_nodes; /* --fp32-ops / --fp32-nodes lists, as given */
   cli_image_args image;    /* --image, preprocessing, --labels, --top (cli_image.h) */
 } cli_args;
 
@@ -87,6 +89,11 @@ int cli_bench(const cli_args *a, infer_engine *e, infer_context *c);
 /* --bench --streams N (tools/cli_streams.c): N more contexts, each run by its own thread
  * from its in-place input buffers; c checks their outputs afterwards. */
 int cli_bench_streams(const cli_args *a, infer_engine *e, infer_context *c);
+/* --compare-precision (tools/cli_precision.c): e and c (built keeping their values, the
+ * inputs set) against an fp32 CPU engine that `opts` is turned into; prints the ranked
+ * table of infer_compare_values. Returns an exit code. */
+int cli_compare_precision(const cli_args *a, infer_options *opts, infer_engine *e,
+                          infer_context *c);
 /* --profile: per-step times over several runs, with rates against the roofline. */
 int cli_profile(const cli_args *a, infer_engine *e, infer_context *c);
 

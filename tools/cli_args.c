@@ -55,10 +55,20 @@ void cli_usage(FILE *f) {
           "                            (default 1024)\n"
           "  --config KEY=VALUE        a library setting (infer_options_set_config): channels_last,\n"
           "                            cuda.poison, cuda.conv_impl, cuda.cudnn_rtc, cuda.nan_exact,\n"
+          "                            keep_values, cpu.fp16_storage, precision.fp32_ops,\n"
           "                            test.fail_step\n"
           "  --profile                 one line per step: median time, share, FLOPs, bytes,\n"
           "                            achieved rates, roofline fraction (--peak-tflops T,\n"
           "                            --peak-gbs G set the peaks; H200 figures by default)\n"
+          "  --compare-precision       run the model as the other flags say and as fp32 on the\n"
+          "                            CPU, compare every intermediate both keep (by ONNX name)\n"
+          "                            and print them ranked by where the error grows: max/mean\n"
+          "                            error, ranges, NaN/Inf, float16 overflow, what ran\n"
+          "  --fp32-ops OP,...          fp16 builds: nodes of these op types compute and store\n"
+          "                            float32 (casts placed around them); auto (default): Pow,\n"
+          "                            Exp, ReduceSumSquare and reductions of them; none: nothing;\n"
+          "                            auto,OP,... adds to the default (docs/precision.md)\n"
+          "  --fp32-nodes NAME,...     the same for the nodes of these names\n"
           "exit codes: 0 ok, 1 outputs differ from --reference, 2 bad usage/model/input,\n"
           "            3 unsupported op/attribute/dtype, 4 device or runtime failure\n");
 }
@@ -93,7 +103,8 @@ static const char *const options[] = {
     "--diagnose", "--profile", "--device", "--precision", "--input", "--reference", "--shape",
     "--batch", "--rtol", "--atol", "--warmup", "--duration", "--iterations", "--peak-tflops",
     "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed", "--config",
-    "--streams", "--input-type",
+    "--streams", "--input-type", "--compare-precision", "--fp32-ops",
+    "--fp32-nodes",
     /* tools/cli_image.c */
     "--image", "--preprocess", "--resize", "--crop", "--mean", "--std", "--labels", "--top",
     "--save-input"};
@@ -201,6 +212,8 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       a->diagnose = true; takes = false;
     } else if (strcmp(o, "--profile") == 0) {
       a->profile = true; takes = false;
+    } else if (strcmp(o, "--compare-precision") == 0) {
+      a->compare_precision = true; takes = false;
     } else if (strcmp(o, "--config") == 0) {
       if (!v || !strchr(v, '=') || v[0] == '=') return bad("--config takes KEY=VALUE, not '%s'", v ? v : "");
       if (a->n_configs == 64) return bad("too many --config entries (at %s)", v);
@@ -265,6 +278,10 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       long n = strtol(v, &end, 10);
       if (end == v || *end || n < 1 || n > 64) return bad("bad --streams '%s' (1 to 64)", v);
       a->streams = (int)n;
+    } else if (strcmp(o, "--fp32-ops") == 0) {
+      a->fp32_ops = v;
+    } else if (strcmp(o, "--fp32-nodes") == 0) {
+      a->fp32_nodes = v;
     } else if (strcmp(o, "--json") == 0) {
       a->json = v;
     } else if (strcmp(o, "--workspace-limit") == 0) {
@@ -295,6 +312,10 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
   if (a->image.n_images > 0 && (a->bench || a->profile))
     return bad("--image cannot be combined with --bench or --profile (they time random "
                "inputs)%s", "");
+  if (a->compare_precision && (a->bench || a->profile || a->image.n_images > 0 ||
+                               a->n_refs > 0 || a->output_dir))
+    return bad("--compare-precision runs once and prints its table: it cannot be combined with "
+               "--bench, --profile, --image, --reference or --output%s", "");
   if (a->streams > 0 && !a->bench) return bad("--streams needs --bench%s", "");
   if (a->streams > 0 && a->no_transfers)
     return bad("--streams feeds the streams from host memory: it cannot be combined with "

@@ -29,6 +29,18 @@ int cli_apply_config(const cli_args *a, infer_options *o) {
   }
   const char *sync = getenv("INFER_SYNC");
   if (sync && strcmp(sync, "1") == 0) infer_options_set_sync_each_op(o, 1);
+  /* --fp32-ops / --fp32-nodes are config entries; a --config of the same key wins */
+  const struct { const char *flag, *key, *value; } lists[] = {
+      {"--fp32-ops", "precision.fp32_ops", a->fp32_ops},
+      {"--fp32-nodes", "precision.fp32_nodes", a->fp32_nodes}};
+  for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+    if (!lists[i].value) continue;
+    infer_status s = infer_options_set_config(o, lists[i].key, lists[i].value);
+    if (s != INFER_OK) {
+      fprintf(stderr, "infer: %s %s: %s\n", lists[i].flag, lists[i].value, infer_last_error());
+      return cli_exit_code(s);
+    }
+  }
   for (int i = 0; i < a->n_configs; i++) {
     char key[128];
     const char *eq = strchr(a->configs[i], '=');

@@ -34,6 +34,10 @@
 #       and --bench --streams N (STREAMS_N, default "1 2 3") from host fp32 input and with
 #       --input-type u8; the summary gives images/s, the share of --no-transfers and the
 #       copy time hidden of each.
+#   The fp16 model tests compare infer's error with PyTorch's own fp16 error on the same
+#   weights and input, which the CTest setup gpu_model_zoo_torch_fp16 measures once on
+#   this GPU (models/torch_fp16_error.py) into the zoo's torch_fp16_error.json before
+#   them; the summary lists both.
 # Expects (carried, ignored by git): .deps/*.deb (protobuf-c, from
 # ../shared/gpu-host/debs; libmicrohttpd and jansson for infer-server, from Debian 12)
 # and .data/onnx-tests.tgz (tar of the ONNX backend test folders node/ and light/).
@@ -270,6 +274,20 @@ while read -r l; do note "  $l"; done < <(grep -E 'Test +#[0-9]+: (gpu_model|mod
 while read -r l; do note "  $l"; done < <(grep -E 'Test +#[0-9]+: (test_failures|gpu_failures|test_threads|gpu_threads|iobinding_cpu|gpu_iobinding|server|gpu_server) ' "$out/ctest.log")
 cp $build/Testing/Temporary/LastTest.log "$out/ctest_full.log" 2>/dev/null
 keep_failures "$out/ctest_full.log" "$out/failures.txt"
+# issue 16: PyTorch's own fp16 error per zoo model (measured once by the setup test
+# gpu_model_zoo_torch_fp16 into the zoo's torch_fp16_error.json, before the fp16 model
+# tests, which hold infer to 1.5x it), infer's against it, and the DBNet-pattern model's
+# GPU fp16 error against the CPU fp16-storage emulation
+peer_file=$build/models-zoo/torch_fp16_error.json
+if [ -f "$peer_file" ]; then
+  cp "$peer_file" "$out/"
+  while read -r l; do note "  pytorch fp16 $l"; done < <(grep -oE '"name": "[^"]+", "rel": [^,]+' "$peer_file" | tr -d '"')
+else
+  note "  pytorch fp16 error: $peer_file not made (see gpu_model_zoo_torch_fp16 in ctest_full.log)"
+fi
+while read -r l; do note "  $l"; done < <(grep -E "^[a-z0-9_]+: max\|ref\| .*PyTorch's fp16|^fp16 error: infer" "$out/ctest_full.log" |
+  sed -E "s/: max\|ref\| .*//" | paste -d' ' - - | cut -c1-200)
+while read -r l; do note "  precision: $l"; done < <(grep -E '^(fp16-storage emulation|CUDA fp16): map max abs err' "$out/ctest_full.log" | sort -u)
 # each conformance run prints its summary line; LastTest.log holds every test's output
 for t in gpu_conformance_fp32 gpu_conformance_fp16 gpu_diff_fp32 gpu_diff_fp16; do
   line=$(awk -v t="$t" '$0 ~ "Testing: "t"$" {on=1} on && /^cuda (fp32|fp16): passed/ {print; exit}' \

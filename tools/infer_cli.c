@@ -118,6 +118,10 @@ int main(int argc, char **argv) {
   if (a.batch > 0) infer_options_set_batch(opts, a.batch);
   if (a.workspace_limit > 0) infer_options_set_workspace_limit(opts, a.workspace_limit);
   if ((rc = cli_apply_config(&a, opts)) != EXIT_OK) goto out;
+  if (a.compare_precision && (s = infer_options_set_config(opts, "keep_values", "1")) != INFER_OK) {
+    rc = fail(s, "--compare-precision");
+    goto out;
+  }
   if (a.cache && (s = infer_options_set_cache(opts, a.cache)) != INFER_OK) {
     rc = fail(s, "--cache");
     goto out;
@@ -211,6 +215,10 @@ int main(int argc, char **argv) {
     s = infer_context_set_input(c, k, &t);
     infer_tensor_clear(&t);
     if (s != INFER_OK) { rc = fail(s, "random input"); goto out; }
+  }
+  if (a.compare_precision) {
+    rc = cli_compare_precision(&a, opts, e, c);
+    goto out;
   }
   if (a.bench) {
     rc = cli_bench(&a, e, c);

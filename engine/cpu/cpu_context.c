@@ -236,6 +236,10 @@ static infer_status cpu_context_run(cpu_context *c) {
   char d[256];
   double t0 = now_ms();
   convert_image_inputs(c);
+  bool fp16 = ((const cpu_engine *)e->be_state)->fp16_storage;
+  /* the GPU casts inputs to float16 on the way in (the in-place buffer is rounded too) */
+  for (int i = 0; fp16 && i < g->n_inputs; i++)
+    if (!g->values[g->inputs[i]].keep_fp32) cpu_round_to_fp16(&c->vals[g->inputs[i]]);
   for (int s = 0; s < e->n_steps; s++) {
     const node *n = &g->nodes[e->steps[s]];
     gather(c, n);
@@ -250,6 +254,8 @@ static infer_status cpu_context_run(cpu_context *c) {
     if (st == INFER_OK) st = n->op->run(n, n->params, c->in, c->out, ws);
     if (st != INFER_OK) return infer_fail_prefix(st, "%s", node_describe(g, e->steps[s], d, sizeof d));
     if (c->step_ms) c->step_ms[s] = now_ms() - s0;
+    for (int k = 0; fp16 && k < n->n_outputs; k++) /* mixed precision: kept values stay */
+      if (c->out[k] && !g->values[n->outputs[k]].keep_fp32) cpu_round_to_fp16(c->out[k]);
   }
   c->run_ms = now_ms() - t0;
   return INFER_OK;
@@ -290,5 +296,22 @@ infer_status cpu_context_profile(void *ctx, infer_step_profile *steps) {
 
 infer_status cpu_context_timing(const void *ctx, infer_run_timing *t) {
   t->compute_ms = ((const cpu_context *)ctx)->run_ms;
+  return INFER_OK;
+}
+
+void cpu_round_to_fp16(tensor *t) {
+  if (t->dtype != INFER_DTYPE_FLOAT32 || !t->data) return;
+  float *x = t->data;
+  int64_t n = dims_count(t->rank, t->dims);
+  for (int64_t i = 0; i < n; i++) x[i] = half_to_float(float_to_half(x[i]));
+}
+
+infer_status cpu_context_read_value(void *ctx, int v, float *dst) {
+  cpu_context *c = ctx;
+  const tensor *t = &c->vals[v];
+  if (!t->data) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "value '%s' holds no data",
+                                  c->e->g->values[v].name);
+  int64_t n = dims_count(t->rank, t->dims);
+  for (int64_t i = 0; i < n; i++) dst[i] = (float)tensor_get_f64(t, i);
   return INFER_OK;
 }

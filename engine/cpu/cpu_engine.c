@@ -2,6 +2,7 @@
  * figures. The run is engine/cpu/cpu_context.c. */
 #include <stdlib.h>
 
+#include "../../core/config.h"
 #include "../../core/status.h"
 #include "../../ops/op.h"
 #include "cpu_internal.h"
@@ -11,6 +12,11 @@ static infer_status cpu_build(infer_engine *e, void **state) {
   if (!ce) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   *state = ce;
   const graph *g = e->g;
+  ce->fp16_storage = config_flag(&e->opts.cfg, "cpu.fp16_storage", false);
+  /* the weights as an fp16 GPU engine uploads them (the engine owns its graph) */
+  for (int v = 0; ce->fp16_storage && v < g->n_values; v++)
+    if (g->values[v].kind == VALUE_CONSTANT && g->values[v].t.data && !g->values[v].keep_fp32)
+      cpu_round_to_fp16(&g->values[v].t);
   const tensor *in[256];
   tensor *out[256];
   for (int s = 0; s < e->n_steps; s++) {
@@ -34,6 +40,11 @@ static infer_status cpu_build(infer_engine *e, void **state) {
 }
 
 static void cpu_release(void *state) { free(state); }
+
+static const char *cpu_step_impl(const infer_engine *e, int s) {
+  (void)s;
+  return ((const cpu_engine *)e->be_state)->fp16_storage ? "cpu-fp16-storage" : "cpu";
+}
 
 /* Weights: the constants the steps read (folded-away originals are not held for the
  * run) and the constants handed out as outputs. */
@@ -85,4 +96,6 @@ const backend cpu_backend = {
     .output = cpu_context_output,
     .profile = cpu_context_profile,
     .timing = cpu_context_timing,
+    .read_value = cpu_context_read_value,
+    .step_impl = cpu_step_impl,
 };

@@ -9,6 +9,10 @@
  * whose shapes wait for run-time data size theirs during the run). */
 typedef struct cpu_engine {
   int64_t ws_bytes;
+  /* config cpu.fp16_storage=1: every float32 value is rounded to float16 where it is
+   * stored (weights at build, inputs and each step's outputs in the run), computing in
+   * float32 in between: what an fp16 GPU engine's storage alone costs in accuracy */
+  bool fp16_storage;
 } cpu_engine;
 
 infer_status cpu_context_create(infer_engine *e, void **ctx);
@@ -21,5 +25,8 @@ infer_status cpu_context_wait(void *ctx);
 infer_status cpu_context_output(void *ctx, int index, int64_t run_batch, infer_tensor *out);
 infer_status cpu_context_profile(void *ctx, infer_step_profile *steps);
 infer_status cpu_context_timing(const void *ctx, infer_run_timing *t);
+infer_status cpu_context_read_value(void *ctx, int v, float *dst);
+/* Rounds every element of a float32 tensor to the nearest float16 (cpu.fp16_storage). */
+void cpu_round_to_fp16(tensor *t);
 
 #endif

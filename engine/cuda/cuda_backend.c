@@ -26,4 +26,6 @@ const backend cuda_backend = {
     .output = cuda_context_output,
     .profile = cuda_context_profile,
     .timing = cuda_context_timing,
+    .read_value = cuda_context_read_value,
+    .step_impl = cuda_step_impl,
 };

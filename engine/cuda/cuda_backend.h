@@ -52,5 +52,9 @@ infer_status cuda_context_timing(const void *c, infer_run_timing *t);
 /* Output `index` of the last run in pinned host staging, owned by the context; an
  * error when the last run wrote it to bound device memory. */
 infer_status cuda_context_output(void *c, int index, int64_t run_batch, infer_tensor *out);
+/* Value v of the last run (config keep_values) widened to float32, storage layout. */
+infer_status cuda_context_read_value(void *c, int v, float *dst);
+/* What runs step s: the op's implementation name, "view", "input-cast", "cudnn", ... */
+const char *cuda_step_impl(const infer_engine *e, int s);
 
 #endif

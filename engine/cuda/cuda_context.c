@@ -475,12 +475,7 @@ infer_status cuda_context_profile(void *ctx, infer_step_profile *prof) {
     for (int j = 0; j < n->n_inputs; j++) c->in[j] = n->inputs[j] >= 0 ? &c->vals[n->inputs[j]] : NULL;
     for (int j = 0; j < n->n_outputs; j++) c->out[j] = n->outputs[j] >= 0 ? &c->vals[n->outputs[j]] : NULL;
     prof[k].ms = ms;
-    prof[k].impl = c->ce->step_skip[k] == STEP_VIEW         ? "view"
-                   : c->ce->step_skip[k] == STEP_INPUT_CAST ? "input-cast"
-                   : cs->op->impl                          ? cs->op->impl(cs->state)
-                   : (cs->op->needs & CUDA_NEEDS_CUDNN)     ? "cudnn"
-                   : (cs->op->needs & CUDA_NEEDS_CUBLAS)    ? "cublas"
-                                                            : "kernel";
+    prof[k].impl = cuda_step_impl(c->e, k);
     step_cost(n, c->in, c->out, &prof[k].flops, &prof[k].bytes);
     if (c->ce->step_skip[k] != STEP_RUNS) prof[k].flops = prof[k].bytes = 0;
   }
@@ -615,4 +610,65 @@ infer_status cuda_context_wait(void *ctx) {
   for (int o = 0; o < c->n_out; o++) c->out_staged[o] = st == INFER_OK && !c->out_bind[o];
   if (st == INFER_OK && !c->graph_exec) c->eager_runs++;
   return st;
+}
+
+/* A kept value (config keep_values): its storage bytes copied off the device and widened
+ * to float32. The copy is synchronous, on the context's stream, outside any run. */
+static infer_status read_stored(cuda_context *c, int v, float *dst);
+
+/* A graph input whose cast also did its NCHW -> NHWC Transpose (in_transpose) was never
+ * written to its own slot: it is read from the Transpose's output, back in NCHW. */
+infer_status cuda_context_read_value(void *ctx, int v, float *dst) {
+  cuda_context *c = ctx;
+  const graph *g = c->e->g;
+  for (int i = 0; c->ce->in_transpose && i < g->n_inputs; i++) {
+    int tk = c->ce->in_transpose[i];
+    if (g->inputs[i] != v || tk < 0) continue;
+    const int64_t *d = g->values[v].t.dims; /* N, C, H, W */
+    int64_t hw = d[2] * d[3], n = dims_count(4, d);
+    float *nhwc = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (!nhwc) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory reading '%s'", g->values[v].name);
+    infer_status st = read_stored(c, g->nodes[c->ce->steps[tk].node].outputs[0], nhwc);
+    for (int64_t b = 0; st == INFER_OK && b < d[0]; b++)
+      for (int64_t p = 0; p < hw; p++)
+        for (int64_t ch = 0; ch < d[1]; ch++)
+          dst[(b * d[1] + ch) * hw + p] = nhwc[(b * hw + p) * d[1] + ch];
+    free(nhwc);
+    return st;
+  }
+  return read_stored(c, v, dst);
+}
+
+static infer_status read_stored(cuda_context *c, int v, float *dst) {
+  const tensor *t = &c->vals[v];
+  const char *name = c->e->g->values[v].name;
+  if (!t->data) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "value '%s' holds no device data", name);
+  int64_t n = dims_count(t->rank, t->dims), nb = tensor_nbytes(t);
+  if (n < 0 || nb < 0) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "value '%s' has no size", name);
+  void *host = malloc(nb > 0 ? (size_t)nb : 1);
+  if (!host) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory reading value '%s'", name);
+  cudaError_t err = cudaMemcpyAsync(host, t->data, (size_t)nb, cudaMemcpyDeviceToHost,
+                                    (cudaStream_t)c->x.stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)c->x.stream);
+  if (err != cudaSuccess) {
+    free(host);
+    return infer_fail(INFER_ERR_DEVICE, "reading value '%s' off the device: %s", name,
+                      cudaGetErrorString(err));
+  }
+  tensor h = *t;
+  h.data = host;
+  for (int64_t i = 0; i < n; i++) dst[i] = (float)tensor_get_f64(&h, i);
+  free(host);
+  return INFER_OK;
+}
+
+const char *cuda_step_impl(const infer_engine *e, int k) {
+  const cuda_engine *ce = e->be_state;
+  const cuda_step *cs = &ce->steps[k];
+  return ce->step_skip[k] == STEP_VIEW         ? "view"
+         : ce->step_skip[k] == STEP_INPUT_CAST ? "input-cast"
+         : cs->op->impl                        ? cs->op->impl(cs->state)
+         : (cs->op->needs & CUDA_NEEDS_CUDNN)   ? "cudnn"
+         : (cs->op->needs & CUDA_NEEDS_CUBLAS)  ? "cublas"
+                                                : "kernel";
 }

@@ -308,7 +308,9 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   }
   for (int v = 0; v < g->n_values; v++) {
     infer_dtype dt = g->values[v].t.dtype;
-    ce->storage[v] = (ce->precision == INFER_PRECISION_FP16 && dt == INFER_DTYPE_FLOAT32)
+    /* mixed precision: values pass_fp32.c keeps in float32 stay float32 */
+    ce->storage[v] = (ce->precision == INFER_PRECISION_FP16 && dt == INFER_DTYPE_FLOAT32 &&
+                      !g->values[v].keep_fp32)
                          ? INFER_DTYPE_FLOAT16 : dt;
   }
   struct cudaDeviceProp prop;
@@ -353,7 +355,8 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   if (st == INFER_OK) st = fuse_input_transposes(e, ce);
   if (st == INFER_OK) st = find_views(e, ce);
   if (st == INFER_OK)
-    st = plan_graph(g, e->steps, e->n_steps, ce->storage, ce->alias_of, &ce->mem, &ce->buffer_of);
+    st = plan_graph(g, e->steps, e->n_steps, ce->storage, ce->alias_of,
+                    config_flag(&e->opts.cfg, "keep_values", false), &ce->mem, &ce->buffer_of);
   if (st != INFER_OK) {
     release_locked(ce);
     return st;

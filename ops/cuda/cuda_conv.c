@@ -312,10 +312,20 @@ static infer_status cuda_conv_run(const cuda_exec *x, const node *n, const void 
         z ? z : out[0]->data, d->b, bias ? bias : s->zero_bias, s->actd, d->y, out[0]->data));
     return INFER_OK;
   }
+  /* float16 with a bias: y = b first (broadcast; beta 0: y is not read), the convolution
+   * accumulated onto it (beta 1) in the float32 compute type, the epilogue then without
+   * the bias. Rounding conv(x) to float16 before the bias is added lost what a folded
+   * BatchNorm's bias cancels (|conv(x)| >> |conv(x) + b|): the CPU's fp16-storage
+   * emulation rounds conv + bias once (issue 16). */
+  bool bias_first = s->kdt == K_F16 && bias;
+  if (bias_first)
+    CUDNN_TRY(cudnnAddTensor(x->cudnn, DESCS_ONE(d), d->b, bias, DESCS_ZERO(d), d->y,
+                             out[0]->data));
   CUDNN_TRY(cudnnConvolutionForward(x->cudnn, DESCS_ONE(d), d->x, src, d->w, in[1]->data, d->conv,
-                                    s->algo, s->algo_ws ? ws : NULL, s->algo_ws, DESCS_ZERO(d),
-                                    d->y, out[0]->data));
+                                    s->algo, s->algo_ws ? ws : NULL, s->algo_ws,
+                                    bias_first ? DESCS_ONE(d) : DESCS_ZERO(d), d->y, out[0]->data));
   if (!s->kdt) return conv_add_bias(x, d, in, out); /* float64 */
+  if (bias_first) bias = NULL;
   if (!bias && !z && s->act == CONV_ACT_NONE) return INFER_OK;
   CUDA_LAUNCH_TRY(k_conv_epilogue(s->kdt, out[0]->data, bias, z, s->count, s->channels, s->inner,
                                   s->act, s->alpha, s->beta, stream));
@@ -417,11 +427,20 @@ static infer_status convt_run(const cuda_exec *x, const node *n, const void *par
                               const void *state, const tensor *const *in, tensor *const *out) {
   const convt_state *s = state;
   const conv_descs *d = &s->d;
+  /* The bias first (y = b, broadcast; beta 0: y is not read), then the convolution
+   * accumulated onto it (beta 1) in the float32 compute type: one rounding to float16 of
+   * conv + bias, as the CPU's fp16-storage emulation has, where adding the bias after
+   * the convolution's float16 store rounded twice (issue 16). */
+  bool bias = d->b != NULL;
+  if (bias)
+    CUDNN_TRY(cudnnAddTensor(x->cudnn, DESCS_ONE(d), d->b, in[2]->data, DESCS_ZERO(d), d->y,
+                             out[0]->data));
   CUDNN_TRY(cudnnConvolutionBackwardData(x->cudnn, DESCS_ONE(d), d->w, in[1]->data, d->x,
                                          in[0]->data, d->conv, s->algo,
-                                         s->algo_ws ? x->ws : NULL, s->algo_ws, DESCS_ZERO(d),
-                                         d->y, out[0]->data));
-  return conv_add_bias(x, d, in, out);
+                                         s->algo_ws ? x->ws : NULL, s->algo_ws,
+                                         bias ? DESCS_ONE(d) : DESCS_ZERO(d), d->y,
+                                         out[0]->data));
+  return INFER_OK;
 }
 
 /* The implementation chosen at build, for --profile. */
