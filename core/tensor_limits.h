@@ -17,7 +17,8 @@
 #define TENSOR_MAX_ELEMENTS ((int64_t)1 << 31)
 
 /* INFER_OK when a tensor of rank/dims (dims known, >= 0) is within
- * TENSOR_MAX_ELEMENTS; else INFER_ERR_UNSUPPORTED with a message "WHAT has N elements
+ * TENSOR_MAX_ELEMENTS; else INFER_ERR_OUT_OF_MEMORY (it is refused for its size, like
+ * a memory limit: the remedy is a smaller batch or model) with a message "WHAT has N elements
  * (shape), above the limit of ... (TENSOR_MAX_ELEMENTS)". `what` names it. */
 infer_status tensor_check_limits(int rank, const int64_t *dims, const char *what);
 

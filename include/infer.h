@@ -192,7 +192,7 @@ INFER_API infer_status infer_options_set_workspace_limit(infer_options *o, int64
  * bytes, what is in use and the limit. Small bookkeeping (graph, plan, op tables) and
  * the CUDA libraries' own handles are not counted. Independently of any limit, one
  * tensor may hold at most 2^31 elements: shape inference refuses a larger one with
- * INFER_ERR_UNSUPPORTED before anything is allocated. */
+ * INFER_ERR_OUT_OF_MEMORY before anything is allocated. */
 INFER_API infer_status infer_options_set_memory_limit(infer_options *o, int64_t host_bytes,
                                                       int64_t device_bytes);
 /* Log sink for verbose output and for warnings (written at every verbosity, prefixed
