@@ -3,11 +3,13 @@
 # -DINFER_FUZZ=ON build for SECONDS of wall time, one after the other, starting from its
 # seed corpus (BUILD_DIR/fuzz/corpus/KIND, made by the build) and keeping what it finds
 # new in BUILD_DIR/fuzz/work/TARGET. Exits 1 when any target reports a finding (a crash,
-# a sanitizer error, a leak, an input slower than 30 s or an allocation above 2 GiB): the
+# a sanitizer error, a leak, an input slower than FUZZ_TIMEOUT or an allocation above 2 GiB): the
 # input that caused it is BUILD_DIR/fuzz/artifacts/TARGET/, its report at the end of
 # BUILD_DIR/fuzz/logs/TARGET.log (printed). Reproduce one with
 #   BUILD_DIR/fuzz/TARGET ARTIFACT_FILE
-# Environment: FUZZ_ARGS (more libFuzzer flags, e.g. -jobs=4 -workers=4).
+# Environment: FUZZ_ARGS (more libFuzzer flags, e.g. -jobs=4 -workers=4); FUZZ_TIMEOUT
+# (seconds one input may take, default 30; wall time, so raise it on a busy machine or
+# under nice, where a starved process makes fast inputs look slow).
 set -uo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: $0 BUILD_DIR SECONDS [TARGET...]" >&2
@@ -38,7 +40,7 @@ for t in "$@"; do
   mkdir -p "$work" "$art" "$(dirname "$log")"
   echo "fuzz: $t for $secs s (seeds $seeds, log $log)"
   # shellcheck disable=SC2086  # FUZZ_ARGS holds several flags
-  "$bin" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+  "$bin" -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb=2048 -malloc_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$art/" ${FUZZ_ARGS:-} "$work" "$seeds" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
