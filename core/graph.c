@@ -183,7 +183,7 @@ static infer_status graph_sort(graph *g) {
     sorted[i] = g->nodes[order[i]];
     new_index[order[i]] = i;
   }
-  memcpy(g->nodes, sorted, (size_t)nn * sizeof(node));
+  if (nn > 0) memcpy(g->nodes, sorted, (size_t)nn * sizeof(node)); /* g->nodes is NULL for none */
   for (int v = 0; v < g->n_values; v++)
     if (g->values[v].producer >= 0) g->values[v].producer = new_index[g->values[v].producer];
 out:

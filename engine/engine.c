@@ -108,7 +108,7 @@ static infer_status engine_build(infer_engine *e) {
   TRY(build_bind_inputs(g, o, e->be->computes_run_batch));
   TRY(image_input_bind(e));
   int before = graph_live_nodes(g);
-  TRY(pass_infer_and_fold(g, &e->dynamic));
+  TRY(pass_infer_and_fold(g, &e->dynamic, &e->host_mem));
   log_info(&o->log, "pass infer-and-fold: nodes %d -> %d%s", before, graph_live_nodes(g),
              e->dynamic ? " (some shapes depend on run-time data)" : "");
   /* mixed precision: marked before the fusion passes, placed after them (pass_fp32.c) */
@@ -197,8 +197,10 @@ infer_status infer_engine_load(const char *model_path, const infer_options *opts
     return infer_fail(INFER_ERR_DEVICE, "this build of infer has no CUDA backend (rebuild with "
                       "the CUDA toolkit and -DINFER_CUDA=ON); use the CPU device");
   }
+  e->host_mem = (mem_budget){.limit = e->opts.host_memory_limit, .kind = "host"};
+  e->device_mem = (mem_budget){.limit = e->opts.device_memory_limit, .kind = "device"};
   double t0 = now_ms();
-  infer_status s = onnx_load_graph(model_path, &e->g);
+  infer_status s = onnx_load_graph(model_path, &e->host_mem, &e->g);
   e->build_time.load_ms = now_ms() - t0;
   if (s == INFER_OK) {
     struct infer_options with_shapes = e->opts;

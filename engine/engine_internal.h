@@ -5,6 +5,7 @@
 #include "../core/graph.h"
 #include "../core/config.h"
 #include "../core/log.h"
+#include "../core/mem_budget.h"
 #include "../include/infer.h"
 #include "plan.h"
 
@@ -36,6 +37,8 @@ struct infer_options {
   bool sync_each_op; /* synchronize after each GPU step to name failures */
   bool profile;      /* time each step of each run */
   int64_t workspace_limit; /* CUDA: most scratch one step's algorithm may use; 0: 1 GiB */
+  /* infer_options_set_memory_limit: what an engine and its contexts may take; 0: no limit */
+  int64_t host_memory_limit, device_memory_limit;
   /* algorithm cache file (CUDA), NULL when off; owned by the options object, and
    * in an engine's copy only while it builds */
   char *cache_path;
@@ -62,6 +65,9 @@ struct infer_engine {
   /* per graph input, NULL when no input is an image input: channels > 0 when input i is
    * fed as uint8 NHWC (`feed`: its dtype and dims) and normalized by the engine */
   struct image_feed *image;
+  /* what the build and the contexts took of the memory limits (core/mem_budget.h): the
+   * only part of an engine that changes after its build (atomically, by contexts) */
+  mem_budget host_mem, device_mem;
   const struct backend *be; /* the device's backend (engine/backend.h) */
   void *be_state;           /* its build */
 };
@@ -73,8 +79,9 @@ infer_status build_bind_ops(graph *g);
  * (backend.computes_run_batch), so batch inputs may change size per run. */
 infer_status build_bind_inputs(graph *g, const struct infer_options *o, bool run_batch_computed);
 /* Shape inference with constant folding; sets *dynamic when some shapes wait
- * for run-time data. */
-infer_status pass_infer_and_fold(graph *g, bool *dynamic);
+ * for run-time data. A value above TENSOR_MAX_ELEMENTS (core/tensor_limits.h) is
+ * refused; folded values take their bytes from budget (NULL: no limit) first. */
+infer_status pass_infer_and_fold(graph *g, bool *dynamic, mem_budget *budget);
 /* Whether each batch row of every value comes from the same input rows only (see
  * engine/batch_rows.c); when not, *why names the node. */
 bool batch_rows_independent(const graph *g, const int *steps, int n_steps, char *why,

@@ -1,12 +1,14 @@
 /* fold.c: shape inference over the graph in order, folding every node whose
  * inputs are all known constants (Shape -> Gather -> Concat -> Reshape chains,
  * ConstantOfShape weights, Constant nodes) into constant values. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../ops/op.h"
 #include "engine_internal.h"
 #include "../core/status.h"
+#include "../core/tensor_limits.h"
 
 /* Checks what infer produced for output k of node i. */
 static infer_status check_output(const graph *g, int i, const tensor *t, int k) {
@@ -21,33 +23,46 @@ static infer_status check_output(const graph *g, int i, const tensor *t, int k) 
   if (tensor_nbytes(t) < 0)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: output %d is too large (size overflows)",
                       node_describe(g, i, d, sizeof d), k);
-  return INFER_OK;
+  char what[320];
+  snprintf(what, sizeof what, "%s: output %d", node_describe(g, i, d, sizeof d), k);
+  return tensor_check_limits(t->rank, t->dims, what);
 }
 
 /* Runs node i on the CPU now and stores its outputs as constants; with keep, the
  * node stays and its outputs stay intermediates that hold the data for shape
  * inference (values that depend on the batch). */
-static infer_status fold_node(graph *g, int i, const tensor **in, tensor **out, bool keep) {
+static infer_status fold_node(graph *g, int i, const tensor **in, tensor **out, bool keep,
+                              mem_budget *budget) {
   node *n = &g->nodes[i];
-  char d[256];
+  char d[256], what[320];
   for (int k = 0; k < n->n_outputs; k++) {
     if (!out[k]) continue;
     int64_t nb = tensor_nbytes(out[k]);
+    /* the folded value stays in the graph (its bytes given back when it is refolded) */
+    snprintf(what, sizeof what, "folding %s (output %d)", node_describe(g, i, d, sizeof d), k);
+    TRY(mem_budget_take(budget, nb, what));
     out[k]->data = malloc(nb > 0 ? (size_t)nb : 1);
-    if (!out[k]->data)
+    if (!out[k]->data) {
+      mem_budget_give(budget, nb);
       return infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld bytes to fold it",
                         node_describe(g, i, d, sizeof d), (long long)nb);
+    }
   }
   void *ws = NULL;
   int64_t ws_bytes = n->op->workspace ? n->op->workspace(n, n->params, in, out) : 0;
   if (ws_bytes < 0)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: workspace size overflows",
                       node_describe(g, i, d, sizeof d));
-  if (ws_bytes > 0 && !(ws = malloc((size_t)ws_bytes)))
+  snprintf(what, sizeof what, "the workspace to fold %s", node_describe(g, i, d, sizeof d));
+  TRY(mem_budget_take(budget, ws_bytes, what));
+  if (ws_bytes > 0 && !(ws = malloc((size_t)ws_bytes))) {
+    mem_budget_give(budget, ws_bytes);
     return infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld bytes of workspace",
                       node_describe(g, i, d, sizeof d), (long long)ws_bytes);
+  }
   infer_status s = n->op->run(n, n->params, in, out, ws);
   free(ws);
+  mem_budget_give(budget, ws_bytes);
   if (s != INFER_OK) return infer_fail_prefix(s, "%s", node_describe(g, i, d, sizeof d));
   if (keep) {
     for (int k = 0; k < n->n_outputs; k++)
@@ -60,7 +75,7 @@ static infer_status fold_node(graph *g, int i, const tensor **in, tensor **out, 
   return INFER_OK;
 }
 
-infer_status pass_infer_and_fold(graph *g, bool *dynamic) {
+infer_status pass_infer_and_fold(graph *g, bool *dynamic, mem_budget *budget) {
   *dynamic = false;
   int cap = 1;
   for (int i = 0; i < g->n_nodes; i++) {
@@ -95,6 +110,7 @@ infer_status pass_infer_and_fold(graph *g, bool *dynamic) {
       int v = n->outputs[k];
       out[k] = v >= 0 ? &g->values[v].t : NULL;
       if (out[k]) {
+        if (out[k]->data) mem_budget_give(budget, tensor_nbytes(out[k]));
         free(out[k]->data);
         memset(out[k], 0, sizeof(tensor));
         g->values[v].shape_known = g->values[v].has_type = false;
@@ -122,7 +138,7 @@ infer_status pass_infer_and_fold(graph *g, bool *dynamic) {
       g->values[n->outputs[k]].shape_known = g->values[n->outputs[k]].has_type = true;
     }
     if (all_data || n->op->fold_from_shape)
-      if ((s = fold_node(g, i, in, out, data_dep)) != INFER_OK) goto done;
+      if ((s = fold_node(g, i, in, out, data_dep, budget)) != INFER_OK) goto done;
   }
 done:
   free(in);

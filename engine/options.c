@@ -157,6 +157,17 @@ infer_status infer_options_set_workspace_limit(infer_options *o, int64_t bytes) 
   return INFER_OK;
 }
 
+infer_status infer_options_set_memory_limit(infer_options *o, int64_t host_bytes,
+                                           int64_t device_bytes) {
+  if (!o) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "options is NULL");
+  if (host_bytes < 0 || device_bytes < 0)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "memory limits must not be negative (host "
+                      "%lld, device %lld bytes)", (long long)host_bytes, (long long)device_bytes);
+  o->host_memory_limit = host_bytes;
+  o->device_memory_limit = device_bytes;
+  return INFER_OK;
+}
+
 infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, void *user) {
   if (!o) return infer_fail(INFER_ERR_INVALID_ARGUMENT, "options is NULL");
   o->log.fn = fn;

@@ -181,6 +181,20 @@ INFER_API infer_status infer_options_set_cache(infer_options *o, const char *pat
  * the largest need of the steps. 0 (default) means 1 GiB. Negative is refused. The
  * CPU's scratch is what its ops need and is not limited. */
 INFER_API infer_status infer_options_set_workspace_limit(infer_options *o, int64_t bytes);
+/* The most memory, in bytes, that an engine built with these options and all of its
+ * contexts together may take, on the host and on the device (0: no limit, the default;
+ * negative is refused). Counted: the model file while it is decoded, the weights, the
+ * constants folded at build and their scratch, the device copy of the weights, and per
+ * context the arena, the workspace, input/output staging (host, pinned for CUDA) and a
+ * CPU run's blocks for shapes known only at run time. Each is checked BEFORE it is
+ * allocated: infer_engine_load, infer_context_create (or a run of a dynamic CPU graph)
+ * then fail with INFER_ERR_OUT_OF_MEMORY and a message naming what needed how many
+ * bytes, what is in use and the limit. Small bookkeeping (graph, plan, op tables) and
+ * the CUDA libraries' own handles are not counted. Independently of any limit, one
+ * tensor may hold at most 2^31 elements: shape inference refuses a larger one with
+ * INFER_ERR_OUT_OF_MEMORY before anything is allocated. */
+INFER_API infer_status infer_options_set_memory_limit(infer_options *o, int64_t host_bytes,
+                                                      int64_t device_bytes);
 /* Log sink for verbose output and for warnings (written at every verbosity, prefixed
  * "warning: "); NULL (default) writes to stderr. */
 typedef void (*infer_log_fn)(void *user, const char *line);

@@ -11,6 +11,7 @@
 
 #include "../core/status.h"
 #include "name_map.h"
+#include "onnx_nesting.h"
 #include "onnx.pb-c.h"
 #include "tensor_proto.h"
 
@@ -53,6 +54,7 @@ typedef struct loader {
   graph *g;
   name_map names;
   const char *base_dir;
+  mem_budget *budget; /* weights' bytes are taken from it; NULL: no limit */
 } loader;
 
 /* Id of the value called `name`, creating an intermediate one if new. */
@@ -112,7 +114,7 @@ static infer_status set_type(value *v, const Onnx__ValueInfoProto *vi, const cha
 }
 
 static infer_status convert_attr(const Onnx__AttributeProto *ap, const char *base_dir,
-                                 const char *node_desc, attr *a) {
+                                 mem_budget *budget, const char *node_desc, attr *a) {
   if (!ap->name || !ap->name[0])
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s has an attribute without a name", node_desc);
   if (!(a->name = strdup(ap->name))) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
@@ -157,7 +159,7 @@ static infer_status convert_attr(const Onnx__AttributeProto *ap, const char *bas
                           node_desc, ap->name);
       char what[512];
       snprintf(what, sizeof what, "%s attribute '%s'", node_desc, ap->name);
-      TRY(tensor_from_proto(ap->t, base_dir, what, &a->t));
+      TRY(tensor_from_proto(ap->t, base_dir, what, budget, &a->t));
       break;
     }
     case ATTR_GRAPH:
@@ -223,7 +225,7 @@ static infer_status convert_node(loader *L, const Onnx__NodeProto *np, int index
           strcmp(np->attribute[j]->name, np->attribute[k]->name) == 0)
         return infer_fail(INFER_ERR_INVALID_MODEL, "%s has attribute '%s' twice", desc,
                           np->attribute[k]->name);
-    TRY(convert_attr(np->attribute[k], L->base_dir, desc, &g->nodes[ni].attrs[k]));
+    TRY(convert_attr(np->attribute[k], L->base_dir, L->budget, desc, &g->nodes[ni].attrs[k]));
   }
   return INFER_OK;
 }
@@ -263,7 +265,7 @@ static infer_status convert_model(loader *L, const Onnx__ModelProto *mp) {
     char what[512];
     snprintf(what, sizeof what, "initializer '%s'", tp->name);
     value *val = &g->values[v];
-    TRY(tensor_from_proto(tp, L->base_dir, what, &val->t));
+    TRY(tensor_from_proto(tp, L->base_dir, what, L->budget, &val->t));
     val->kind = VALUE_CONSTANT;
     val->has_type = val->shape_known = true;
   }
@@ -306,7 +308,8 @@ static infer_status convert_model(loader *L, const Onnx__ModelProto *mp) {
   return INFER_OK;
 }
 
-infer_status onnx_load_graph(const char *path, graph **out) {
+/* onnx_load_graph without the accounting of the file's bytes */
+static infer_status load(const char *path, mem_budget *budget, graph **out) {
   *out = NULL;
   uint8_t *buf;
   size_t len;
@@ -315,6 +318,12 @@ infer_status onnx_load_graph(const char *path, graph **out) {
     free(buf);
     return infer_fail(INFER_ERR_INVALID_MODEL, "'%s' is empty", path);
   }
+  /* protobuf-c recurses once per nested message without a limit: bound it first */
+  infer_status ns = onnx_check_nesting(buf, len, path);
+  if (ns != INFER_OK) {
+    free(buf);
+    return ns;
+  }
   Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
   free(buf);
   if (!mp)
@@ -322,7 +331,8 @@ infer_status onnx_load_graph(const char *path, graph **out) {
                       "'%s' is not a valid ONNX model (protobuf decoding failed: truncated "
                       "or not a ModelProto)", path);
   char *dir_copy = strdup(path);
-  loader L = {.g = graph_create(), .base_dir = dir_copy ? dirname(dir_copy) : NULL};
+  loader L = {.g = graph_create(), .base_dir = dir_copy ? dirname(dir_copy) : NULL,
+              .budget = budget};
   infer_status s;
   if (!L.g || !dir_copy || !name_map_init(&L.names, 1024))
     s = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", path);
@@ -337,4 +347,21 @@ infer_status onnx_load_graph(const char *path, graph **out) {
   }
   *out = L.g;
   return INFER_OK;
+}
+
+infer_status onnx_load_graph(const char *path, mem_budget *budget, graph **out) {
+  *out = NULL;
+  /* the file and protobuf-c's tree of it live together while the graph is made: both
+   * are counted (the tree as the file's size again) and given back at the end */
+  struct stat st;
+  int64_t reading = stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+                            (uint64_t)st.st_size <= MODEL_MAX_BYTES
+                        ? 2 * (int64_t)st.st_size
+                        : 0;
+  char what[4200];
+  snprintf(what, sizeof what, "reading and decoding the model '%s'", path);
+  TRY(mem_budget_take(budget, reading, what));
+  infer_status s = load(path, budget, out);
+  mem_budget_give(budget, reading);
+  return s;
 }

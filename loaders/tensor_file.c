@@ -34,7 +34,7 @@ infer_status infer_tensor_read_file(const char *path, infer_tensor *out, char **
       s = infer_fail(INFER_ERR_INVALID_INPUT,
                      "%s: neither a NumPy .npy file nor a valid TensorProto .pb", path);
     } else {
-      s = tensor_from_proto(tp, NULL, path, out);
+      s = tensor_from_proto(tp, NULL, path, NULL, out);
       if (s == INFER_ERR_INVALID_MODEL) s = INFER_ERR_INVALID_INPUT;
       if (tp->name) name = tp->name;
     }

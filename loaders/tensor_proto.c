@@ -110,7 +110,8 @@ static infer_status check_location(const char *base_dir, const char *loc, const 
 }
 
 static infer_status from_external(const Onnx__TensorProto *tp, const char *base_dir,
-                                  const char *what, int64_t nbytes, tensor *out) {
+                                  const char *what, int64_t nbytes, mem_budget *budget,
+                                  tensor *out) {
   const char *loc = NULL;
   int64_t offset = 0, length = -1;
   for (size_t i = 0; i < tp->n_external_data; i++) {
@@ -149,7 +150,10 @@ static infer_status from_external(const Onnx__TensorProto *tp, const char *base_
     s = infer_fail(INFER_ERR_INVALID_MODEL,
                    "%s: external data range [%lld, +%lld) is past the end of '%s' (%lld bytes)",
                    what, (long long)offset, (long long)nbytes, loc, (long long)st.st_size);
+  } else if ((s = mem_budget_take(budget, nbytes, what)) != INFER_OK) {
+    /* the message names the limit */
   } else if (!(out->data = malloc(nbytes ? (size_t)nbytes : 1))) {
+    mem_budget_give(budget, nbytes);
     s = infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld bytes", what,
                    (long long)nbytes);
   } else {
@@ -168,7 +172,7 @@ static infer_status from_external(const Onnx__TensorProto *tp, const char *base_
 }
 
 infer_status tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir,
-                               const char *what, tensor *out) {
+                               const char *what, mem_budget *budget, tensor *out) {
   memset(out, 0, sizeof *out);
   if (!tp->has_data_type || tp->data_type == 0)
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s: data_type is undefined", what);
@@ -200,15 +204,18 @@ infer_status tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir
                       tp->raw_data.len, infer_dtype_name(out->dtype), (long long)nbytes);
   /* every size is checked against what the file holds before allocating */
   if (external) {
-    infer_status s = from_external(tp, base_dir, what, nbytes, out);
+    infer_status s = from_external(tp, base_dir, what, nbytes, budget, out);
     if (s != INFER_OK) infer_tensor_clear(out);
     return s;
   }
   if (!tp->has_raw_data) TRY(check_typed(tp, what, count, out));
+  TRY(mem_budget_take(budget, nbytes, what));
   out->data = malloc(nbytes ? (size_t)nbytes : 1);
-  if (!out->data)
+  if (!out->data) {
+    mem_budget_give(budget, nbytes);
     return infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld bytes", what,
                       (long long)nbytes);
+  }
   infer_status s = INFER_OK;
   if (tp->has_raw_data) {
     if (nbytes > 0) memcpy(out->data, tp->raw_data.data, (size_t)nbytes); /* little-endian host */

@@ -271,7 +271,9 @@ bool ws_add(int64_t *total, int64_t count, int64_t elem) {
 
 void *ws_take(char **cursor, int64_t count, int64_t elem) {
   void *p = *cursor;
-  *cursor += ((count * elem + 63) & ~(int64_t)63);
+  int64_t b = (count * elem + 63) & ~(int64_t)63;
+  /* a step that needs no workspace gets NULL, and NULL + 0 is undefined in C */
+  if (b > 0) *cursor += b;
   return p;
 }
 

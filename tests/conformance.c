@@ -405,7 +405,7 @@ static int model_ops(const char *dir, char ops[][64], bool *registered, int cap)
   char model[4096];
   snprintf(model, sizeof model, "%s/model.onnx", dir);
   graph *g;
-  if (onnx_load_graph(model, &g) != INFER_OK) return 0;
+  if (onnx_load_graph(model, NULL, &g) != INFER_OK) return 0;
   int n = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     const node *nd = &g->nodes[i];

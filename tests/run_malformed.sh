@@ -8,7 +8,11 @@
 #      0, every 37th byte, 1..64 and each of its last 64 bytes: all must exit 2;
 #   3. the baseline input files (.npy, .pb) truncated at every offset: all must exit 2;
 #   4. external data reached through a symbolic link (made here, in a temporary copy):
-#      must exit 2; a model folder that is itself reached through a link must still load.
+#      must exit 2; a model folder that is itself reached through a link must still load;
+#   5. models nesting subgraphs 64 (the limit), 65 and 200000 levels deep (made here by
+#      make_nesting.py): the deeper ones are refused naming the limit, without a crash.
+# Cases named hostile_* and those of 5 run under a 4 GiB address-space cap (ulimit -v; not
+# with MALFORMED_WRAPPER, whose tools reserve more).
 # Prints one line per case and finally `malformed: N passed, M failed`. Exits 1 if any
 # case fails, 2 on bad usage of this script. A crash (exit >= 128) or a hang (60 s) is a
 # failure.
@@ -49,14 +53,19 @@ trim() {
   printf '%s' "$s"
 }
 
+# the address-space cap of the hostile cases, in KiB (4 GiB); none under a wrapper
+cap_kb=4194304
+[ -z "$wrapper" ] || cap_kb=""
+
 # check NAME WANT_CODE SUBSTRINGS DIR ARG...: runs infer ARG... in DIR and compares.
 check() {
   local name=$1 want=$2 subs=$3 dir=$4
   shift 4
   if [ -n "$filter" ] && [[ "$name" != *"$filter"* ]]; then return; fi
-  local err rc
+  local err rc limit=unlimited
+  if [[ "$name" == hostile_* ]] && [ -n "$cap_kb" ]; then limit=$cap_kb; fi
   # shellcheck disable=SC2086
-  err=$(cd "$dir" && timeout 60 $wrapper "$infer" "$@" 2>&1 >/dev/null)
+  err=$(cd "$dir" && ulimit -v "$limit" && timeout 60 $wrapper "$infer" "$@" 2>&1 >/dev/null)
   rc=$?
   local problem=""
   if [ "$rc" -eq 124 ]; then
@@ -153,6 +162,18 @@ cp "$cases/ext_ok.onnx" "$cases/ext_ok.bin" "$tmp/real_model/"
 ln -s "$tmp/real_model" "$tmp/model_link"
 check "external_model_folder_is_link" 0 "-" "$tmp" model_link/ext_ok.onnx \
   --input "$cases/good_input.npy" --reference "$cases/good_ref.npy"
+
+# ---- 5. deeply nested subgraphs ---------------------------------------------------------
+python=$(command -v python3 || command -v /usr/bin/python3)
+for depth in 64 65 200000; do
+  "$python" "$cases/../make_nesting.py" "$tmp/nest_$depth.onnx" "$depth" || exit 2
+done
+# 64 levels pass the bound and reach the graph: Identity has no attribute 'body'
+check "hostile_nesting_64" 3 "attribute 'body'" "$tmp" nest_64.onnx --quiet
+check "hostile_nesting_65" 2 "nest_65.onnx && more than 64 levels && ONNX_MAX_SUBGRAPH_DEPTH" \
+  "$tmp" nest_65.onnx --quiet
+check "hostile_nesting_200000" 2 "nest_200000.onnx && more than 64 levels" "$tmp" \
+  nest_200000.onnx --quiet
 
 echo "malformed: $passed passed, $failed failed"
 if [ "$failed" -ne 0 ]; then

@@ -112,7 +112,7 @@ static void set_attr_float(graph *g, int i, const char *name, float v) {
 static bool prepare(graph *g) {
   bool dynamic;
   if (graph_validate(g) != INFER_OK || build_bind_ops(g) != INFER_OK ||
-      pass_infer_and_fold(g, &dynamic) != INFER_OK) {
+      pass_infer_and_fold(g, &dynamic, NULL) != INFER_OK) {
     printf("FAIL preparing graph '%s': %s\n", g->name ? g->name : "", infer_last_error());
     failures++;
     return false;
@@ -665,9 +665,9 @@ static void test_model_graph(const char *dir, const model_case *mc, const tensor
   struct infer_options o;
   memset(&o, 0, sizeof o);
   bool dynamic;
-  if (onnx_load_graph(path, &g) != INFER_OK || graph_validate(g) != INFER_OK ||
+  if (onnx_load_graph(path, NULL, &g) != INFER_OK || graph_validate(g) != INFER_OK ||
       build_bind_ops(g) != INFER_OK || build_bind_inputs(g, &o, true) != INFER_OK ||
-      pass_infer_and_fold(g, &dynamic) != INFER_OK) {
+      pass_infer_and_fold(g, &dynamic, NULL) != INFER_OK) {
     printf("FAIL %s: loading: %s\n", path, infer_last_error());
     failures++;
     graph_release(g);

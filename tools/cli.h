@@ -51,6 +51,7 @@ typedef struct cli_args {
   const char *json;
   const char *cache; /* --cache FILE: algorithm choices kept between builds, or NULL */
   int64_t workspace_limit; /* --workspace-limit, in bytes; 0: the library's default */
+  int64_t max_memory, max_device_memory; /* --max-memory, --max-device-memory; 0: none */
   int n_configs;
   const char *configs[64]; /* --config KEY=VALUE, as given */
   bool compare_precision;  /* --compare-precision */

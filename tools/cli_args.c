@@ -53,6 +53,10 @@ void cli_usage(FILE *f) {
           "                            warning, and rewritten)\n"
           "  --workspace-limit MiB     CUDA: most scratch memory one step's algorithm may use\n"
           "                            (default 1024)\n"
+          "  --max-memory SIZE         the most host memory the engine and its contexts may\n"
+          "                            take (weights, folded constants, arena, workspace,\n"
+          "                            staging); SIZE in bytes or with K, M, G, T (x1024)\n"
+          "  --max-device-memory SIZE  the same for GPU memory; both unlimited by default\n"
           "  --config KEY=VALUE        a library setting (infer_options_set_config): channels_last,\n"
           "                            cuda.poison, cuda.conv_impl, cuda.cudnn_rtc, cuda.nan_exact,\n"
           "                            keep_values, cpu.fp16_storage, precision.fp32_ops,\n"
@@ -78,7 +82,8 @@ void cli_hint_flags(const char *message) {
     const char *api, *flag;
   } names[] = {{"infer_options_set_batch", "--batch N"},
                {"infer_options_set_input_shape", "--shape NAME=AxBxC"},
-               {"INFER_DEVICE_CPU", "--device cpu"}};
+               {"INFER_DEVICE_CPU", "--device cpu"},
+               {"infer_options_set_memory_limit", "--max-memory / --max-device-memory SIZE"}};
   for (size_t i = 0; message && i < sizeof names / sizeof names[0]; i++)
     if (strstr(message, names[i].api))
       fprintf(stderr, "infer: (%s is %s here)\n", names[i].api, names[i].flag);
@@ -104,7 +109,7 @@ static const char *const options[] = {
     "--batch", "--rtol", "--atol", "--warmup", "--duration", "--iterations", "--peak-tflops",
     "--peak-gbs", "--json", "--workspace-limit", "--cache", "--output", "--seed", "--config",
     "--streams", "--input-type", "--compare-precision", "--fp32-ops",
-    "--fp32-nodes",
+    "--fp32-nodes", "--max-memory", "--max-device-memory",
     /* tools/cli_image.c */
     "--image", "--preprocess", "--resize", "--crop", "--mean", "--std", "--labels", "--top",
     "--save-input"};
@@ -175,6 +180,27 @@ static bool parse_double(const char *s, double *out) {
   char *end;
   *out = strtod(s, &end);
   return end != s && *end == 0 && *out >= 0;
+}
+
+/* "4G", "512M", "1.5G", "100000": bytes, the suffixes K M G T (optionally followed by
+ * "B" or "iB") powers of 1024; at least 1 byte. */
+static bool parse_size(const char *s, int64_t *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || !(v >= 0)) return false;
+  double scale = 1;
+  switch (*end) {
+    case 'k': case 'K': scale = 1024.0; end++; break;
+    case 'm': case 'M': scale = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': scale = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': scale = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+  }
+  if (scale > 1 && end[0] == 'i' && end[1] == 'B') end += 2;
+  else if (*end == 'B') end++;
+  if (*end || v * scale < 1 || v * scale > 9.0e18) return false;
+  *out = (int64_t)(v * scale);
+  return true;
 }
 
 static bool unknown_option(const char *o) {
@@ -290,6 +316,12 @@ bool cli_parse(int argc, char **argv, cli_args *a) {
       if (end == v || *end || mib < 1 || mib > (1LL << 30))
         return bad("bad --workspace-limit '%s' (MiB, at least 1)", v);
       a->workspace_limit = mib << 20;
+    } else if (strcmp(o, "--max-memory") == 0) {
+      if (!parse_size(v, &a->max_memory))
+        return bad("bad --max-memory '%s' (a size: bytes, or with K, M, G or T)", v);
+    } else if (strcmp(o, "--max-device-memory") == 0) {
+      if (!parse_size(v, &a->max_device_memory))
+        return bad("bad --max-device-memory '%s' (a size: bytes, or with K, M, G or T)", v);
     } else if (strcmp(o, "--cache") == 0) {
       if (!v[0]) return bad("bad --cache '%s'", v);
       a->cache = v;

@@ -117,6 +117,7 @@ int main(int argc, char **argv) {
   if (a.profile) infer_options_set_profile(opts, 1);
   if (a.batch > 0) infer_options_set_batch(opts, a.batch);
   if (a.workspace_limit > 0) infer_options_set_workspace_limit(opts, a.workspace_limit);
+  infer_options_set_memory_limit(opts, a.max_memory, a.max_device_memory);
   if ((rc = cli_apply_config(&a, opts)) != EXIT_OK) goto out;
   if (a.compare_precision && (s = infer_options_set_config(opts, "keep_values", "1")) != INFER_OK) {
     rc = fail(s, "--compare-precision");

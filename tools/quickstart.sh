@@ -13,11 +13,11 @@ packages=(cmake gcc make protobuf-c-compiler libprotobuf-c-dev libopenblas-dev l
           libjansson-dev libjpeg62-turbo-dev libpng-dev)
 # the test suite: python3-onnx generates the ONNX node tests at build time, python3-torch
 # and python3-torchvision export the model tests' torchvision models, pkg-config (the
-# install test), valgrind (the leak test), curl (the server test); torchvision also for
-# the image tests (tests/image/)
+# install test), valgrind (the leak test), curl (the server test), clang (the fuzz targets,
+# fuzz/); torchvision also for the image tests (tests/image/)
 if [ "${TEST_DEPS:-1}" = 1 ]; then
   packages+=(python3 python3-numpy python3-onnx python3-torch python3-torchvision pkg-config
-             valgrind curl)
+             valgrind curl clang)
 fi
 missing=()
 for p in "${packages[@]}"; do

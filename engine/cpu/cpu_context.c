@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../../core/status.h"
+#include "../../core/tensor_limits.h"
 #include "../../ops/op.h"
 #include "../image_input.h"
 #include "cpu_internal.h"
@@ -33,6 +34,9 @@ typedef struct cpu_context {
   double run_ms;    /* host time of the last run */
   double *step_ms;  /* per step, when profiling */
   uint8_t **image;  /* per input: uint8 NHWC staging of an image input, else NULL */
+  mem_budget *budget; /* the engine's host memory budget */
+  int64_t taken;      /* what this context took of it at creation */
+  int64_t dyn_taken;  /* what the heap blocks of the last dynamic run took */
   infer_status last; /* status of the run enqueued, for the wait */
   char last_message[2048];
 } cpu_context;
@@ -46,19 +50,32 @@ static double now_ms(void) {
 static void dyn_free(cpu_context *c) {
   for (int i = 0; i < c->n_dyn; i++) free(c->dyn[i]);
   c->n_dyn = 0;
+  mem_budget_give(c->budget, c->dyn_taken);
+  c->dyn_taken = 0;
 }
 
-static void *dyn_alloc(cpu_context *c, int64_t bytes) {
+/* A heap block for this run, taken from the memory budget first (the message names
+ * `what` and the limit when it does not fit). */
+static infer_status dyn_alloc(cpu_context *c, int64_t bytes, const char *what, void **out) {
+  *out = NULL;
   if (c->n_dyn == c->cap_dyn) {
     int cap = c->cap_dyn ? c->cap_dyn * 2 : 64;
     void **grown = realloc(c->dyn, sizeof(void *) * (size_t)cap);
-    if (!grown) return NULL;
+    if (!grown) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
     c->dyn = grown;
     c->cap_dyn = cap;
   }
+  TRY(mem_budget_take(c->budget, bytes, what));
   void *p = malloc(bytes > 0 ? (size_t)bytes : 1);
-  if (p) c->dyn[c->n_dyn++] = p;
-  return p;
+  if (!p) {
+    mem_budget_give(c->budget, bytes);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes for %s",
+                      (long long)bytes, what);
+  }
+  if (bytes > 0) c->dyn_taken += bytes;
+  c->dyn[c->n_dyn++] = p;
+  *out = p;
+  return INFER_OK;
 }
 
 /* Gathers node n's tensors from the table. */
@@ -80,6 +97,7 @@ void cpu_context_release(void *ctx) {
   free(c->step_ms);
   for (int i = 0; c->image && i < c->e->g->n_inputs; i++) free(c->image[i]);
   free(c->image);
+  mem_budget_give(c->budget, c->taken);
   free(c);
 }
 
@@ -88,6 +106,20 @@ infer_status cpu_context_create(infer_engine *e, void **ctx) {
   cpu_context *c = calloc(1, sizeof *c);
   if (!c) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   c->e = e;
+  /* the big blocks are taken from the host memory limit before any is allocated */
+  int64_t ws_bytes = ((const cpu_engine *)e->be_state)->ws_bytes, staging = 0;
+  for (int i = 0; i < g->n_inputs; i++)
+    if (engine_image_feed(e, i)) staging += tensor_nbytes(engine_input_tensor(e, i));
+  char what[200];
+  snprintf(what, sizeof what, "a CPU context (arena %lld + workspace %lld + image staging "
+           "%lld bytes)", (long long)e->mem.arena_bytes, (long long)ws_bytes, (long long)staging);
+  infer_status taken = mem_budget_take(&e->host_mem, e->mem.arena_bytes + ws_bytes + staging, what);
+  if (taken != INFER_OK) {
+    free(c);
+    return taken;
+  }
+  c->budget = &e->host_mem;
+  c->taken = e->mem.arena_bytes + ws_bytes + staging;
   int io = 1;
   for (int i = 0; i < g->n_nodes; i++) {
     if (g->nodes[i].n_inputs > io) io = g->nodes[i].n_inputs;
@@ -217,15 +249,15 @@ static infer_status run_dynamic_prepare(cpu_context *c, const node *n, void **ws
     if (!c->out[k]) continue;
     int64_t nb = tensor_nbytes(c->out[k]);
     if (nb < 0) return infer_fail(INFER_ERR_RUNTIME, "output %d is too large", k);
-    if (!(c->out[k]->data = dyn_alloc(c, nb)))
-      return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes", (long long)nb);
+    char what[64];
+    snprintf(what, sizeof what, "output %d", k);
+    TRY(tensor_check_limits(c->out[k]->rank, c->out[k]->dims, what));
+    snprintf(what, sizeof what, "output %d at this run's shapes", k);
+    TRY(dyn_alloc(c, nb, what, &c->out[k]->data));
   }
   int64_t w = n->op->workspace ? n->op->workspace(n, n->params, c->in, c->out) : 0;
   if (w < 0) return infer_fail(INFER_ERR_RUNTIME, "workspace size overflows");
-  if (w > c->ws_bytes) {
-    if (!(*ws = dyn_alloc(c, w)))
-      return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes", (long long)w);
-  }
+  if (w > c->ws_bytes) TRY(dyn_alloc(c, w, "the workspace at this run's shapes", ws));
   return INFER_OK;
 }
 

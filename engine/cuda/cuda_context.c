@@ -42,6 +42,7 @@ _Static_assert(IMAGE_MAX_CHANNELS == K_IMAGE_MAX_CHANNELS, "image input channel 
 struct cuda_context {
   infer_engine *e;
   cuda_engine *ce;
+  int64_t host_taken, device_taken; /* of the engine's memory limits, at creation */
   cuda_exec x;
   void *arena;
   void *cublas_ws;
@@ -176,6 +177,32 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
       goto fail;                                                                        \
     }                                                                                   \
   } while (0)
+  /* the memory limits: everything below is taken from them before it is allocated */
+  {
+    int64_t dev = ce->mem.arena_bytes + ce->ws_bytes + (c->x.cublas ? 32 << 20 : 0), pinned = 0;
+    for (int i = 0; i < c->n_in; i++) {
+      int v = g->inputs[i];
+      int64_t nb = tensor_nbytes(engine_input_tensor(e, i));
+      pinned += nb;
+      if ((ce->storage[v] != g->values[v].t.dtype || engine_image_feed(e, i)) &&
+          g->values[v].kind != VALUE_CONSTANT)
+        dev += nb;
+    }
+    for (int o = 0; o < c->n_out; o++) {
+      int v = g->outputs[o];
+      pinned += bytes_of(&g->values[v]);
+      if (ce->storage[v] != g->values[v].t.dtype) dev += bytes_of(&g->values[v]);
+    }
+    char what[200];
+    snprintf(what, sizeof what, "a CUDA context (arena %lld + workspace %lld bytes, with "
+             "inputs, outputs and cuBLAS's workspace %lld bytes in all)",
+             (long long)ce->mem.arena_bytes, (long long)ce->ws_bytes, (long long)dev);
+    if ((st = mem_budget_take(&e->device_mem, dev, what)) != INFER_OK) goto fail;
+    c->device_taken = dev;
+    snprintf(what, sizeof what, "a CUDA context's pinned input and output staging");
+    if ((st = mem_budget_take(&e->host_mem, pinned, what)) != INFER_OK) goto fail;
+    c->host_taken = pinned;
+  }
   ALLOC_DEV(c->arena, ce->mem.arena_bytes, "the arena");
   if (ce->ws_bytes > 0) {
     ALLOC_DEV(c->x.ws, ce->ws_bytes, "the workspace");
@@ -255,6 +282,8 @@ static void release_locked(cuda_context *c) {
   if (c->arena) cudaFree(c->arena);
   if (c->x.ws) cudaFree(c->x.ws);
   if (c->cublas_ws) cudaFree(c->cublas_ws);
+  mem_budget_give(&c->e->device_mem, c->device_taken);
+  mem_budget_give(&c->e->host_mem, c->host_taken);
   cuda_exec_close(&c->x);
   free(c->vals);
   free(c->in);

@@ -60,7 +60,12 @@ static infer_status upload_weights(infer_engine *e, cuda_engine *ce) {
     total += (b + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
   }
   ce->weights_bytes = total;
-  infer_status st = device_alloc(&ce->weights, total, "weights");
+  /* the memory limits: the device copy stays taken (until the engine goes); the host
+   * copy in the run precision only while it is uploaded */
+  infer_status st = mem_budget_take(&e->device_mem, total, "the weights on the GPU");
+  if (st == INFER_OK) st = mem_budget_take(&e->host_mem, total, "the weights' upload copy");
+  bool host_taken = st == INFER_OK;
+  if (st == INFER_OK) st = device_alloc(&ce->weights, total, "weights");
   uint8_t *host = st == INFER_OK ? malloc(total > 0 ? (size_t)total : 1) : NULL;
   if (st == INFER_OK && !host) st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   if (st == INFER_OK) {
@@ -75,6 +80,7 @@ static infer_status upload_weights(infer_engine *e, cuda_engine *ce) {
                       (long long)total, cudaGetErrorString(ce_));
   }
   free(host);
+  if (host_taken) mem_budget_give(&e->host_mem, total);
   free(offset);
   return st;
 }

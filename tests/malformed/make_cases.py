@@ -357,6 +357,31 @@ def main():
     save("einsum_bad_equation.onnx", model_of(add_graph(nodes=[
         helper.make_node("Einsum", ["X", "W"], ["Y"], name="ein", equation="ij,ij->iz")])))
 
+    # ---- hostile: a few bytes that ask for gigabytes (issue 15) ----
+    # Tile of a 1-element input by 3e9: shape inference makes a 12 GB output, which the
+    # per-tensor element cap refuses before the arena is planned or allocated
+    rep = lambda n: numpy_helper.from_array(np.array([n], np.int64), "R")
+    save("tile_huge.onnx", model_of(helper.make_graph(
+        [helper.make_node("Tile", ["X", "R"], ["Y"], name="tile")], "tile",
+        [vi("X", [1])], [vi("Y", None)], [rep(3000000000)])))
+    # the same with a constant X: folding it would allocate 12 GB; refused the same way
+    save("tile_huge_folded.onnx", model_of(helper.make_graph(
+        [helper.make_node("Tile", ["C", "R"], ["Y"], name="tile")], "tile",
+        [], [vi("Y", None)],
+        [rep(3000000000), numpy_helper.from_array(np.ones([1], np.float32), "C")])))
+    # under the cap (2.5e8 elements, 1 GB of arena): fine without a limit, refused by
+    # --max-memory before the context allocates it
+    save("tile_1gb.onnx", model_of(helper.make_graph(
+        [helper.make_node("Tile", ["X", "R"], ["Y"], name="tile")], "tile",
+        [vi("X", [1])], [vi("Y", None)], [rep(250000000)])))
+    save("tile_1gb_folded.onnx", model_of(helper.make_graph(
+        [helper.make_node("Tile", ["C", "R"], ["Y"], name="tile")], "tile",
+        [], [vi("Y", None)],
+        [rep(250000000), numpy_helper.from_array(np.ones([1], np.float32), "C")])))
+    # a graph without nodes: its output is its input (graph_sort's NULL memcpy)
+    save("no_nodes.onnx", model_of(helper.make_graph([], "empty", [vi("X", [2, 3])],
+                                                     [vi("X", [2, 3])])))
+
     total = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(CASES) for f in fs)
     print("wrote %d files, %d bytes, into %s" % (
         sum(len(fs) for _, _, fs in os.walk(CASES)), total, CASES))

@@ -248,6 +248,7 @@ int main(int argc, char **argv) {
   infer_options_set_device(opts, cfg.device, cfg.device_index);
   infer_options_set_precision(opts, cfg.precision);
   infer_options_set_batch(opts, cfg.batch);
+  infer_options_set_memory_limit(opts, (int64_t)16 << 30, (int64_t)64 << 30); /* hostile models */
   for (int i = 0; i < cfg.n_shapes; i++)
     if ((s = infer_options_set_input_shape(opts, cfg.shapes[i].name, cfg.shapes[i].rank,
                                            cfg.shapes[i].dims)) != INFER_OK) {
