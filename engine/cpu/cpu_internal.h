@@ -22,4 +22,10 @@ infer_status cpu_context_output(void *ctx, int index, int64_t run_batch, infer_t
 infer_status cpu_context_profile(void *ctx, infer_step_profile *steps);
 infer_status cpu_context_timing(const void *ctx, infer_run_timing *t);
 
+struct op_exec;
+/* op_exec.run_graph of the CPU backend (cpu_subgraph.c): runs a subgraph of a control
+ * node, every allocation through x->alloc. */
+infer_status cpu_subgraph_run(struct op_exec *x, const graph *sg, const tensor *const *formal,
+                              const tensor *const *node_in, tensor *result);
+
 #endif
