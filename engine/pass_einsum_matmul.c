@@ -5,8 +5,8 @@
  * an operand whose letters come as (k, m) or (n, k). Then the GPU runs it as it runs any
  * MatMul (the CUDA backend has no Einsum) and the CPU through the same GEMM as before.
  * Matched only when both operands and the output have the same batch letters in the same
- * order, all dims known and equal between the operands (no broadcast, no ellipsis, no
- * repeated letter), float dtypes. */
+ * order, all dims known and equal between the operands, the contracted one too (no
+ * broadcast, no ellipsis, no repeated letter), float dtypes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +50,9 @@ static bool match(const einsum_params *p, const value *a, const value *b, em_mat
   if (!dtype_is_float(a->t.dtype) || a->t.dtype != b->t.dtype) return false;
   for (int i = 0; i < nb; i++)
     if (a->t.dims[i] != b->t.dims[i]) return false;
-  return true;
+  /* the contracted letter of one size in both (Einsum broadcasts a size-1 one) */
+  int64_t ka = a->t.dims[m->trans_a ? nb : nb + 1], kb = b->t.dims[m->trans_b ? nb + 1 : nb];
+  return ka == kb;
 }
 
 /* A Transpose of v's last two axes, appended (key: just before node `before`). */

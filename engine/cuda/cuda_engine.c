@@ -312,7 +312,7 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
     return infer_fail(INFER_ERR_UNSUPPORTED,
                       "%d step%s shapes that depend on run-time data, from %s on; the CUDA "
                       "backend needs every shape at build time (bind shape inputs as constants, "
-                      "or run the model with --device cpu)",
+                      "or run the model on the CPU backend)",
                       count, count == 1 ? " has" : "s have",
                       src >= 0 ? node_describe(g, src, d, sizeof d) : "an input");
   }
