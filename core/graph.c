@@ -17,6 +17,7 @@ void attr_clear(attr *a) {
   for (int i = 0; a->strings && i < a->n; i++) free(a->strings[i]);
   free(a->strings);
   free(a->t.data);
+  graph_release(a->g);
   memset(a, 0, sizeof *a);
 }
 
@@ -49,6 +50,8 @@ void graph_release(graph *g) {
   free(g->inputs);
   free(g->outputs);
   free(g->opsets);
+  free(g->captures);
+  free(g->capture_input);
   free(g->name);
   free(g);
 }

@@ -12,6 +12,11 @@
 #include "tensor.h"
 
 struct op_desc;
+struct graph;
+
+/* Deepest nesting of subgraphs (If/Loop bodies inside bodies) the loader builds and the
+ * engine walks; every recursion over subgraphs carries a depth checked against it. */
+#define GRAPH_SUBGRAPH_DEPTH_MAX 64
 
 /* Attribute kinds use ONNX AttributeProto.AttributeType numbers. */
 typedef enum attr_type {
@@ -39,6 +44,7 @@ typedef struct attr {
   int64_t *ints;
   char **strings;
   tensor t; /* ATTR_TENSOR: data owned by the attribute */
+  struct graph *g; /* ATTR_GRAPH: the subgraph, owned by the attribute */
 } attr;
 
 typedef struct node {
@@ -55,6 +61,10 @@ typedef struct node {
   void *params;             /* parsed attributes, one malloc block (free) */
   bool removed;             /* dropped by a pass; skipped everywhere */
   int model_index;          /* position in the model file, for messages */
+  /* The last n_captures inputs are values of the enclosing graph that the node's
+   * subgraphs read (outer-scope names): listed as inputs so that ordering, lifetimes
+   * and passes see the use. The op's own inputs come first. */
+  int n_captures;
 } node;
 
 typedef enum value_kind {
@@ -104,6 +114,11 @@ typedef struct graph {
   int n_opsets;
   opset_import *opsets;
   int64_t ir_version;
+  /* A subgraph's values that name outer-scope values (kind VALUE_INPUT, not in
+   * `inputs`): capture i is filled at run time from input capture_input[i] of the node
+   * that owns the subgraph. 0 in a model's main graph. */
+  int n_captures;
+  int *captures, *capture_input;
 } graph;
 
 graph *graph_create(void);

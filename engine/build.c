@@ -68,8 +68,34 @@ static infer_status check_all_ops_known(graph *g) {
   return infer_fail(INFER_ERR_UNSUPPORTED, "%s", msg);
 }
 
+static infer_status bind_ops_at(graph *g, int depth);
+
+/* The subgraphs of node i (If's branches, Loop's body): ordered and bound like the main
+ * graph, to GRAPH_SUBGRAPH_DEPTH_MAX levels. */
+static infer_status bind_subgraphs(graph *g, int i, int depth) {
+  char d[256];
+  node *n = &g->nodes[i];
+  for (int a = 0; a < n->n_attrs; a++) {
+    graph *sg = n->attrs[a].g;
+    if (!sg) continue;
+    infer_status s = depth + 1 > GRAPH_SUBGRAPH_DEPTH_MAX
+                         ? infer_fail(INFER_ERR_UNSUPPORTED, "subgraphs nest deeper than %d",
+                                      GRAPH_SUBGRAPH_DEPTH_MAX)
+                         : graph_validate(sg);
+    if (s == INFER_OK) s = bind_ops_at(sg, depth + 1);
+    /* named at the main graph's node only: a chain of every level would bury the cause */
+    if (s != INFER_OK && depth == 0)
+      return infer_fail_prefix(s, "%s, subgraph '%s'", node_describe(g, i, d, sizeof d),
+                               n->attrs[a].name);
+    TRY(s);
+  }
+  return INFER_OK;
+}
+
 /* Finds each node's descriptor, checks arity and attribute names, parses. */
-infer_status build_bind_ops(graph *g) {
+infer_status build_bind_ops(graph *g) { return bind_ops_at(g, 0); }
+
+static infer_status bind_ops_at(graph *g, int depth) {
   char d[256];
   TRY(check_all_ops_known(g));
   for (int i = 0; i < g->n_nodes; i++) {
@@ -97,6 +123,7 @@ infer_status build_bind_ops(graph *g) {
     n->n_inputs = nin;
     n->n_outputs = nout;
     n->op = op;
+    TRY(bind_subgraphs(g, i, depth)); /* before parse: it reads their inputs and outputs */
     if (op->parse) {
       infer_status s = op->parse(n, &n->params);
       if (s != INFER_OK) return infer_fail_prefix(s, "%s", d);

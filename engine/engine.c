@@ -31,6 +31,11 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
                 {"fuse-attention", pass_fuse_attention},
                 {"fuse-conv-epilogue", pass_fuse_conv_epilogue},
                 {"fuse-matmul-epilogue", pass_fuse_matmul_epilogue}};
+  /* first: the MatMuls it makes meet cancel-transposes and the MatMul fusions */
+  int before_em = graph_live_nodes(g), rewritten = 0;
+  TRY(pass_einsum_to_matmul(g, &rewritten));
+  log_info(&o->log, "pass einsum-to-matmul: nodes %d -> %d (%d Einsums rewritten)", before_em,
+           graph_live_nodes(g), rewritten);
   for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
     int before = graph_live_nodes(g), removed = 0;
     TRY(passes[k].run(g, &removed));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../ops/op.h"
+#include "../ops/shape_params.h"
 #include "passes.h"
 
 /* Output 0 has input 0's shape, both known at build time. */
@@ -17,13 +18,17 @@ static bool keeps_shape(const graph *g, const node *n) {
 }
 
 /* Dropout is the identity unless training: training_mode (opset 12+, input 2) must
- * be absent or a constant false. The mask output must be absent or unused. */
+ * be absent or a constant false, or the ratio a constant 0 (dropout_drops_nothing). The
+ * mask output must be absent or unused. */
 static bool dropout_is_identity(const graph *g, const node *n, const int *readers) {
   if (n->n_inputs > 2 && n->inputs[2] >= 0) {
     const value *t = &g->values[n->inputs[2]];
     if (t->kind != VALUE_CONSTANT || !t->t.data || t->t.dtype != INFER_DTYPE_BOOL ||
-        dims_count(t->t.rank, t->t.dims) != 1 || *(const uint8_t *)t->t.data != 0)
+        dims_count(t->t.rank, t->t.dims) != 1)
       return false;
+    const value *r = n->n_inputs > 1 && n->inputs[1] >= 0 ? &g->values[n->inputs[1]] : NULL;
+    if (r && r->kind != VALUE_CONSTANT) return false;
+    if (!dropout_drops_nothing(r ? &r->t : NULL, &t->t)) return false;
   }
   if (n->n_outputs > 1 && n->outputs[1] >= 0) {
     int m = n->outputs[1];

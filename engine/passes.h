@@ -1,7 +1,7 @@
 /* passes.h: graph rewrites that run after shape inference and constant folding and
  * before dead-node removal and planning (engine_build):
  *
- *   infer-and-fold -> remove-identity -> fold-conv-bn -> cancel-transposes
+ *   infer-and-fold -> einsum-to-matmul -> remove-identity -> fold-conv-bn -> cancel-transposes
  *   -> fuse-chains -> fuse-conv-epilogue -> fuse-matmul-epilogue -> [to-channels-last]
  *   -> remove-dead -> plan
  *
@@ -34,6 +34,11 @@
  * keep the shape; Pad by zeros; Concat of one input. */
 infer_status pass_remove_identity(graph *g, int *removed);
 
+/* Einsum of two float operands that is a batched matrix product ("<batch> m k, <batch>
+ * k n -> <batch> m n", each operand's last two letters in either order, same batch dims,
+ * no ellipsis) -> MatMul, with a Transpose of the last two axes before an operand given
+ * as (k, m) or (n, k) (engine/pass_einsum_matmul.c). *rewritten: Einsums rewritten. */
+infer_status pass_einsum_to_matmul(graph *g, int *rewritten);
 /* Conv (constant float32/float64 W, optional constant B) whose output is read only
  * by an inference BatchNormalization with constant scale, B, mean and var becomes
  * one Conv: W' = W * a, B' = (B - mean) * a + beta, a = scale / sqrt(var + eps),

@@ -55,7 +55,32 @@ typedef struct loader {
   name_map names;
   const char *base_dir;
   mem_budget *budget; /* weights' bytes are taken from it; NULL: no limit */
+  int depth; /* 0 for the main graph, +1 per subgraph level */
 } loader;
+
+static infer_status convert_graph(loader *L, const Onnx__GraphProto *gp, bool sub);
+
+/* A subgraph's values that no node of it writes and that are neither its inputs nor its
+ * initializers name outer-scope values: they become its captures. */
+static infer_status find_captures(graph *g) {
+  bool *written = calloc((size_t)g->n_values + 1, sizeof(bool));
+  g->captures = calloc((size_t)g->n_values + 1, sizeof(int));
+  g->capture_input = calloc((size_t)g->n_values + 1, sizeof(int));
+  if (!written || !g->captures || !g->capture_input) {
+    free(written);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_outputs; k++)
+      if (g->nodes[i].outputs[k] >= 0) written[g->nodes[i].outputs[k]] = true;
+  for (int v = 0; v < g->n_values; v++) {
+    if (written[v] || g->values[v].kind != VALUE_INTERMEDIATE) continue;
+    g->values[v].kind = VALUE_INPUT;
+    g->captures[g->n_captures++] = v;
+  }
+  free(written);
+  return INFER_OK;
+}
 
 /* Id of the value called `name`, creating an intermediate one if new. */
 static infer_status value_get(loader *L, const char *name, int *id) {
@@ -113,8 +138,64 @@ static infer_status set_type(value *v, const Onnx__ValueInfoProto *vi, const cha
   return INFER_OK;
 }
 
-static infer_status convert_attr(const Onnx__AttributeProto *ap, const char *base_dir,
-                                 mem_budget *budget, const char *node_desc, attr *a) {
+/* A GraphProto attribute (If's branches, Loop's body) into its own graph, with the
+ * model's opsets; names it does not define itself become its captures (graph.h). */
+static infer_status convert_subgraph(const loader *L, const Onnx__GraphProto *gp,
+                                     const char *what, graph **out) {
+  if (L->depth + 1 > GRAPH_SUBGRAPH_DEPTH_MAX)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s: subgraphs nest deeper than %d levels", what,
+                      GRAPH_SUBGRAPH_DEPTH_MAX);
+  loader S = {.g = graph_create(), .base_dir = L->base_dir,
+              .budget = L->budget, .depth = L->depth + 1};
+  infer_status s = INFER_OK;
+  if (!S.g || !name_map_init(&S.names, 64) ||
+      !(S.g->opsets = calloc((size_t)L->g->n_opsets + 1, sizeof(opset_import))))
+    s = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory loading %s", what);
+  for (int i = 0; s == INFER_OK && i < L->g->n_opsets; i++) {
+    S.g->opsets[i].version = L->g->opsets[i].version;
+    if (!(S.g->opsets[i].domain = strdup(L->g->opsets[i].domain)))
+      s = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+    else
+      S.g->n_opsets++;
+  }
+  if (s == INFER_OK) s = convert_graph(&S, gp, true);
+  /* named at the main graph's node only: a chain of every level would bury the cause */
+  if (s != INFER_OK && L->depth == 0) s = infer_fail_prefix(s, "%s", what);
+  name_map_free(&S.names);
+  if (s != INFER_OK) {
+    graph_release(S.g);
+    return s;
+  }
+  S.g->ir_version = L->g->ir_version;
+  *out = S.g;
+  return INFER_OK;
+}
+
+/* The outer-scope values node n's subgraph sg reads become inputs of n (one input per
+ * name over all of n's subgraphs), and sg's captures point at them. */
+static infer_status add_captures(loader *L, node *n, graph *sg) {
+  for (int c = 0; c < sg->n_captures; c++) {
+    const char *name = sg->values[sg->captures[c]].name;
+    int k = n->n_inputs - n->n_captures;
+    for (; k < n->n_inputs; k++)
+      if (strcmp(L->g->values[n->inputs[k]].name, name) == 0) break;
+    if (k == n->n_inputs) {
+      int *grown = realloc(n->inputs, sizeof(int) * ((size_t)n->n_inputs + 2));
+      if (!grown) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+      n->inputs = grown;
+      TRY(value_get(L, name, &n->inputs[n->n_inputs]));
+      n->n_inputs++;
+      n->n_captures++;
+    }
+    sg->capture_input[c] = k;
+  }
+  return INFER_OK;
+}
+
+static infer_status convert_attr(const loader *L, const Onnx__AttributeProto *ap,
+                                 const char *node_desc, attr *a) {
+  const char *base_dir = L->base_dir;
+  mem_budget *budget = L->budget;
   if (!ap->name || !ap->name[0])
     return infer_fail(INFER_ERR_INVALID_MODEL, "%s has an attribute without a name", node_desc);
   if (!(a->name = strdup(ap->name))) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
@@ -162,7 +243,15 @@ static infer_status convert_attr(const Onnx__AttributeProto *ap, const char *bas
       TRY(tensor_from_proto(ap->t, base_dir, what, budget, &a->t));
       break;
     }
-    case ATTR_GRAPH:
+    case ATTR_GRAPH: {
+      if (!ap->g)
+        return infer_fail(INFER_ERR_INVALID_MODEL, "%s: graph attribute '%s' has no graph",
+                          node_desc, ap->name);
+      char what[600];
+      snprintf(what, sizeof what, "%s, subgraph '%s'", node_desc, ap->name);
+      TRY(convert_subgraph(L, ap->g, what, &a->g));
+      break;
+    }
     case ATTR_GRAPHS:
     case ATTR_TENSORS:
       /* kept as a typed marker: ops that would need them are not supported, and
@@ -225,7 +314,9 @@ static infer_status convert_node(loader *L, const Onnx__NodeProto *np, int index
           strcmp(np->attribute[j]->name, np->attribute[k]->name) == 0)
         return infer_fail(INFER_ERR_INVALID_MODEL, "%s has attribute '%s' twice", desc,
                           np->attribute[k]->name);
-    TRY(convert_attr(np->attribute[k], L->base_dir, L->budget, desc, &g->nodes[ni].attrs[k]));
+    TRY(convert_attr(L, np->attribute[k], desc, &g->nodes[ni].attrs[k]));
+    /* subgraph conversion grows other graphs only: n stays valid */
+    if (n->attrs[k].g) TRY(add_captures(L, n, n->attrs[k].g));
   }
   return INFER_OK;
 }
@@ -251,7 +342,13 @@ static infer_status convert_model(loader *L, const Onnx__ModelProto *mp) {
       return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
     g->opsets[g->n_opsets++].version = op->version;
   }
-  const Onnx__GraphProto *gp = mp->graph;
+  return convert_graph(L, mp->graph, false);
+}
+
+/* The graph's values and nodes. A subgraph (sub) may leave input shapes unknown, and a
+ * name it reads without defining it (an outer-scope value) becomes a capture. */
+static infer_status convert_graph(loader *L, const Onnx__GraphProto *gp, bool sub) {
+  graph *g = L->g;
   g->name = strdup(gp->name ? gp->name : "");
   /* initializers first: a graph input that names one is a constant with a default */
   for (size_t i = 0; i < gp->n_initializer; i++) {
@@ -283,9 +380,9 @@ static infer_status convert_model(loader *L, const Onnx__ModelProto *mp) {
     TRY(value_get(L, vi->name, &v));
     g->values[v].kind = VALUE_INPUT;
     TRY(set_type(&g->values[v], vi, "graph input"));
-    if (!g->values[v].has_type)
+    if (!sub && !g->values[v].has_type)
       return infer_fail(INFER_ERR_INVALID_MODEL, "graph input '%s' has no type", vi->name);
-    if (g->values[v].t.rank == 0 && !vi->type->tensor_type->shape)
+    if (!sub && g->values[v].t.rank == 0 && !vi->type->tensor_type->shape)
       return infer_fail(INFER_ERR_UNSUPPORTED, "graph input '%s' has no shape (unknown rank)",
                         vi->name);
     g->inputs[g->n_inputs++] = v;
@@ -296,16 +393,18 @@ static infer_status convert_model(loader *L, const Onnx__ModelProto *mp) {
     if (!vi->name || !vi->name[0])
       return infer_fail(INFER_ERR_INVALID_MODEL, "graph output %zu has no name", i);
     int v = name_map_get(&L->names, vi->name);
+    if (v < 0 && sub) TRY(value_get(L, vi->name, &v)); /* an outer value, passed through */
     if (v < 0)
       return infer_fail(INFER_ERR_INVALID_MODEL, "graph output '%s' is not produced by any node, "
                         "input or initializer", vi->name);
+    if (sub && !g->values[v].has_type) TRY(set_type(&g->values[v], vi, "subgraph output"));
     if (g->values[v].is_output)
       return infer_fail(INFER_ERR_INVALID_MODEL, "graph output '%s' is listed twice", vi->name);
     g->values[v].is_output = true;
     g->outputs[g->n_outputs++] = v;
   }
   if (g->n_outputs == 0) return infer_fail(INFER_ERR_INVALID_MODEL, "the graph has no outputs");
-  return INFER_OK;
+  return sub ? find_captures(g) : INFER_OK;
 }
 
 /* onnx_load_graph without the accounting of the file's bytes */

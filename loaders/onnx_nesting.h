@@ -10,13 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/graph.h" /* GRAPH_SUBGRAPH_DEPTH_MAX */
 #include "../include/infer.h"
 
 /* The most subgraph levels a model may nest: the main graph is level 0, a graph held by
  * one of its nodes' attributes level 1, and so on. Real models nest a handful (If and
  * Loop bodies); 64 keeps protobuf-c's recursion (3 messages per level) far from any
  * stack limit. */
-#define ONNX_MAX_SUBGRAPH_DEPTH 64
+#define ONNX_MAX_SUBGRAPH_DEPTH GRAPH_SUBGRAPH_DEPTH_MAX /* the one limit: loader, build, executor */
 
 /* Walks the `len` bytes of a serialized ModelProto (`path` names it in messages).
  * Returns INFER_OK when it nests at most ONNX_MAX_SUBGRAPH_DEPTH subgraph levels;

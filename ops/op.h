@@ -37,6 +37,24 @@ typedef infer_status (*op_run_fn)(const node *n, const void *params, const tenso
 typedef int64_t (*op_workspace_fn)(const node *n, const void *params, const tensor *const *in,
                                    tensor *const *out);
 
+/* Control flow (If, Loop): the backend's way to run a subgraph (the backend that runs
+ * the node provides it). */
+typedef struct op_exec op_exec;
+struct op_exec {
+  /* Runs subgraph sg: in[i] are its formal inputs (sg->n_inputs of them), node_in the
+   * control node's inputs (sg's captures are read from them); out[k] (sg->n_outputs)
+   * receive each output's dtype, shape and data in fresh bytes from alloc. */
+  infer_status (*run_graph)(op_exec *x, const graph *sg, const tensor *const *in,
+                            const tensor *const *node_in, tensor *out);
+  /* bytes that live until the run ends (NULL when out of memory) */
+  void *(*alloc)(op_exec *x, int64_t bytes);
+  void *state; /* the backend's */
+  int depth;   /* subgraph depth of the graph holding the node: 0 for the main graph */
+};
+/* A control-flow op's run: out[k] get dtype, shape and data (from x->alloc). */
+typedef infer_status (*op_control_fn)(const node *n, const void *params,
+                                      const tensor *const *in, tensor *const *out, op_exec *x);
+
 typedef struct op_desc {
   const char *name;
   const char *domain; /* "" = ai.onnx */
@@ -50,6 +68,9 @@ typedef struct op_desc {
   /* run() needs only the shapes (not the data) of its inputs (Shape, Size), so
    * it can be folded whenever input shapes are known. */
   bool fold_from_shape;
+  /* Control flow: the node runs subgraphs through the backend (run is not called;
+   * infer gives OP_NEEDS_DATA, the output shapes come from the run). */
+  op_control_fn control;
 } op_desc;
 
 /* ---- registry ----------------------------------------------------------- */
@@ -78,6 +99,7 @@ extern const op_desc *const ops_index[];
 extern const op_desc *const ops_vision[];
 extern const op_desc *const ops_quant[];
 extern const op_desc *const ops_misc[];
+extern const op_desc *const ops_control[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 

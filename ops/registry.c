@@ -11,6 +11,7 @@ static const op_desc *const *const families[] = {
     ops_vision, /* ops/vision.c */
     ops_quant,  /* ops/quant.c */
     ops_misc,   /* ops/misc.c */
+    ops_control, /* ops/control.c */
 };
 enum { FAMILY_COUNT = sizeof families / sizeof families[0] };
 

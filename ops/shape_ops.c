@@ -131,7 +131,7 @@ const op_desc op_identity = {.name = "Identity",
 /* ---- Dropout (7+), inference mode only --------------------------------------------
  * 7-9: `ratio` attribute, mask of the input's dtype; 10-11: mask bool;
  * 12+: ratio and training_mode inputs, `seed` attribute, mask bool. Without
- * training the output is the input and the mask is all true. */
+ * training (or training with ratio 0) the output is the input and the mask is all true. */
 
 static const char *const dropout_attrs[] = {"ratio", "seed", NULL};
 
@@ -151,13 +151,15 @@ static infer_status dropout_parse(const node *n, void **params) {
   return INFER_OK;
 }
 
-/* Training mode, when its value is known; a random dropout is not implemented. */
+/* Training mode, when its value is known; a random dropout is not implemented (one of
+ * ratio 0 is the identity). */
 static infer_status dropout_check_training(const node *n, const tensor *const *in) {
   if (n->opset < 12 || n->n_inputs < 3 || !in[2] || !in[2]->data) return INFER_OK;
   if (in[2]->dtype != INFER_DTYPE_BOOL || dims_count(in[2]->rank, in[2]->dims) != 1)
     return infer_fail(INFER_ERR_INVALID_MODEL, "Dropout: training_mode must be one bool");
-  if (*(const uint8_t *)in[2]->data)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "Dropout: training_mode=true is not supported");
+  if (!dropout_drops_nothing(in[1], in[2]))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Dropout: training_mode=true with a ratio other "
+                      "than 0 (random dropout) is not supported");
   return INFER_OK;
 }
 

@@ -58,4 +58,14 @@ typedef struct axes_params {
   int64_t axes[INFER_MAX_RANK];
 } axes_params;
 
+/* Dropout 12+ in training mode drops nothing when its ratio is exactly 0 (scale 1, mask
+ * all true: torch exports attention dropout of p = 0 that way, Swin's): true when
+ * training (a known training_mode input, one bool) is off or ratio (a known ratio
+ * input) is 0. ratio NULL: absent (0.5). */
+static inline bool dropout_drops_nothing(const tensor *ratio, const tensor *training) {
+  if (!training || !*(const uint8_t *)training->data) return true;
+  return ratio && ratio->data && dims_count(ratio->rank, ratio->dims) == 1 &&
+         dtype_is_float(ratio->dtype) && tensor_get_f64(ratio, 0) == 0.0;
+}
+
 #endif

@@ -8,7 +8,8 @@
  * need, and a tensor table mapping every value to its bytes. Static graphs allocate
  * nothing during a run. Graphs whose shapes depend on run-time data (e.g. a Reshape
  * whose shape is a graph input) re-infer those nodes at run time and take their
- * buffers from the heap; that memory is released at the next run. */
+ * buffers from the heap; that memory is released at the next run. Control flow (If,
+ * Loop) runs its subgraphs through cpu_subgraph.c on that heap too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,17 @@ static infer_status run_dynamic_prepare(cpu_context *c, const node *n, void **ws
   return INFER_OK;
 }
 
+static void *exec_alloc(op_exec *x, int64_t bytes) { return dyn_alloc(x->state, bytes); }
+
+/* A control-flow node (If, Loop): its outputs come from its subgraphs, computed by the
+ * subgraph executor on the run-time heap. */
+static infer_status run_control(cpu_context *c, const node *n) {
+  op_exec x = {.run_graph = cpu_subgraph_run, .alloc = exec_alloc, .state = c, .depth = 0};
+  for (int k = 0; k < n->n_outputs; k++)
+    if (c->out[k]) memset(c->out[k], 0, sizeof(tensor));
+  return n->op->control(n, n->params, c->in, c->out, &x);
+}
+
 static infer_status cpu_context_run(cpu_context *c) {
   const infer_engine *e = c->e;
   const graph *g = e->g;
@@ -279,11 +291,13 @@ static infer_status cpu_context_run(cpu_context *c) {
     bool dynamic = false;
     for (int k = 0; k < n->n_outputs; k++)
       if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) dynamic = true;
-    infer_status st = dynamic           ? run_dynamic_prepare(c, n, &ws)
+    infer_status st = n->op->control    ? INFER_OK /* sized by its subgraphs' run */
+                      : dynamic         ? run_dynamic_prepare(c, n, &ws)
                       : e->max_batch > 0 ? run_flex_prepare(c, n)
                                          : INFER_OK;
     double s0 = c->step_ms ? now_ms() : 0;
-    if (st == INFER_OK) st = n->op->run(n, n->params, c->in, c->out, ws);
+    if (st == INFER_OK && n->op->control) st = run_control(c, n);
+    else if (st == INFER_OK) st = n->op->run(n, n->params, c->in, c->out, ws);
     if (st != INFER_OK) return infer_fail_prefix(st, "%s", node_describe(g, e->steps[s], d, sizeof d));
     if (c->step_ms) c->step_ms[s] = now_ms() - s0;
     for (int k = 0; fp16 && k < n->n_outputs; k++) /* mixed precision: kept values stay */

@@ -29,4 +29,10 @@ infer_status cpu_context_read_value(void *ctx, int v, float *dst);
 /* Rounds every element of a float32 tensor to the nearest float16 (cpu.fp16_storage). */
 void cpu_round_to_fp16(tensor *t);
 
+struct op_exec;
+/* op_exec.run_graph of the CPU backend (cpu_subgraph.c): runs a subgraph of a control
+ * node, every allocation through x->alloc. */
+infer_status cpu_subgraph_run(struct op_exec *x, const graph *sg, const tensor *const *formal,
+                              const tensor *const *node_in, tensor *result);
+
 #endif

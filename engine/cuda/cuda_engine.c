@@ -255,6 +255,27 @@ static infer_status fuse_input_transposes(const infer_engine *e, cuda_engine *ce
   return INFER_OK;
 }
 
+/* Where run-time shapes start: the first step with an output of unknown shape whose inputs
+ * all have known shapes (NonZero, NonMaxSuppression, a TopK of computed K, If, Loop), or
+ * -1; *count: the steps with an output of unknown shape. */
+static int dynamic_source(const infer_engine *e, int *count) {
+  const graph *g = e->g;
+  int src = -1;
+  *count = 0;
+  for (int s = 0; s < e->n_steps; s++) {
+    const node *n = &g->nodes[e->steps[s]];
+    bool out_unknown = false, in_known = true;
+    for (int k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) out_unknown = true;
+    for (int k = 0; k < n->n_inputs; k++)
+      if (n->inputs[k] >= 0 && !g->values[n->inputs[k]].shape_known) in_known = false;
+    if (!out_unknown) continue;
+    (*count)++;
+    if (src < 0 && in_known) src = e->steps[s];
+  }
+  return src;
+}
+
 static infer_status build_locked(infer_engine *e, cuda_engine **out);
 static void release_locked(cuda_engine *ce);
 static void log_impls(const infer_engine *e, const cuda_engine *ce);
@@ -291,10 +312,16 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   if (e->opts.device_index >= count)
     return infer_fail(INFER_ERR_DEVICE, "CUDA device %d asked for, but only %d visible",
                       e->opts.device_index, count);
-  if (e->dynamic)
+  if (e->dynamic) {
+    int count = 0, src = dynamic_source(e, &count);
+    char d[256];
     return infer_fail(INFER_ERR_UNSUPPORTED,
-                      "some shapes depend on run-time input data; the CUDA backend needs every "
-                      "shape at build time (bind shape inputs as constants)");
+                      "%d step%s shapes that depend on run-time data, from %s on; the CUDA "
+                      "backend needs every shape at build time (bind shape inputs as constants, "
+                      "or run the model on the CPU backend)",
+                      count, count == 1 ? " has" : "s have",
+                      src >= 0 ? node_describe(g, src, d, sizeof d) : "an input");
+  }
   cuda_engine *ce = calloc(1, sizeof *ce);
   if (!ce) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   ce->device = e->opts.device_index;

@@ -24,8 +24,12 @@ static infer_status dropout_prepare(const cuda_exec *x, const node *n, const voi
                         "Dropout on the GPU: training_mode must be a constant");
     if (t->dtype != INFER_DTYPE_BOOL || dims_count(t->rank, t->dims) != 1)
       return infer_fail(INFER_ERR_INVALID_MODEL, "Dropout: training_mode must be one bool");
-    if (*(const uint8_t *)t->data)
-      return infer_fail(INFER_ERR_UNSUPPORTED, "Dropout: training_mode=true is not supported");
+    const tensor *ratio = mv_input_given(n, in, 1) ? host_in[1] : NULL;
+    if (mv_input_given(n, in, 1) && !ratio)
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Dropout on the GPU: ratio must be a constant");
+    if (!dropout_drops_nothing(ratio, t))
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Dropout: training_mode=true with a ratio other "
+                        "than 0 (random dropout) is not supported");
   }
   MV_NEW_STATE(s, sizeof *s);
   if (n->n_outputs > 1 && out[1]) {

@@ -381,6 +381,40 @@ def main():
     # a graph without nodes: its output is its input (graph_sort's NULL memcpy)
     save("no_nodes.onnx", model_of(helper.make_graph([], "empty", [vi("X", [2, 3])],
                                                      [vi("X", [2, 3])])))
+    # control flow (ops/control.c): subgraphs nested too deep, a Loop that never ends,
+    # a condition of the wrong type at run time, an unsupported op inside a branch
+    def nested_ifs(levels):
+        leaf = helper.make_graph([helper.make_node("Identity", ["X"], ["r"])], "leaf", [],
+                                 [vi("r", [2, 3])])
+        g = leaf
+        for _ in range(levels - 1):  # nested through then_branch only: linear in size
+            g = helper.make_graph([helper.make_node("If", ["C"], ["r"], then_branch=g,
+                                                    else_branch=leaf)], "level", [],
+                                  [vi("r", [2, 3])])
+        return g
+    deep = nested_ifs(70)
+    save("if_too_deep.onnx", model_of(helper.make_graph(
+        [helper.make_node("If", ["C"], ["Y"], name="if0", then_branch=deep,
+                          else_branch=nested_ifs(1))],
+        "deep", [vi("C", [], TensorProto.BOOL), vi("X", [2, 3])], [vi("Y", [2, 3])])))
+    body = helper.make_graph([helper.make_node("Identity", ["c"], ["c_out"])], "body",
+                             [vi("i", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL)],
+                             [vi("c_out", [], TensorProto.BOOL)])
+    save("loop_never_ends.onnx", model_of(add_graph(nodes=[
+        helper.make_node("Loop", ["", ""], [], name="loop0", body=body),
+        helper.make_node("Add", ["X", "W"], ["Y"], name="add0")])))
+    leaf = helper.make_graph([helper.make_node("Identity", ["X"], ["r"])], "leaf", [],
+                             [vi("r", [2, 3])])
+    save("if_float_cond.onnx", model_of(helper.make_graph(
+        [helper.make_node("If", ["C"], ["Y"], name="if0", then_branch=leaf, else_branch=leaf)],
+        "ifc", [vi("C", [1]), vi("X", [2, 3])], [vi("Y", [2, 3])])))
+    write("if_float_cond_c.npy", npy_bytes(np.ones(1, np.float32)))
+    write("if_float_cond_x.npy", npy_bytes(np.ones((2, 3), np.float32)))
+    odd = helper.make_graph([helper.make_node("Frobnicate", ["X"], ["r"])], "odd", [],
+                            [vi("r", [2, 3])])
+    save("if_branch_unknown_op.onnx", model_of(helper.make_graph(
+        [helper.make_node("If", ["C"], ["Y"], name="if0", then_branch=odd, else_branch=leaf)],
+        "ifo", [vi("C", [], TensorProto.BOOL), vi("X", [2, 3])], [vi("Y", [2, 3])])))
 
     total = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(CASES) for f in fs)
     print("wrote %d files, %d bytes, into %s" % (
