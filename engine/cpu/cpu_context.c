@@ -262,7 +262,12 @@ static infer_status run_dynamic_prepare(cpu_context *c, const node *n, void **ws
   return INFER_OK;
 }
 
-static void *exec_alloc(op_exec *x, int64_t bytes) { return dyn_alloc(x->state, bytes); }
+/* Subgraph values and scratch: run-time heap blocks charged to the memory budget (NULL
+ * when the budget or malloc refuses; the executor reports it). */
+static void *exec_alloc(op_exec *x, int64_t bytes) {
+  void *p = NULL;
+  return dyn_alloc(x->state, bytes, "a subgraph value at this run's shapes", &p) == INFER_OK ? p : NULL;
+}
 
 /* A control-flow node (If, Loop): its outputs come from its subgraphs, computed by the
  * subgraph executor on the run-time heap. */
