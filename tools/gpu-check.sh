@@ -25,7 +25,7 @@
 #   CTEST_REGEX (only the tests it matches), CTEST_LIMIT (s), QUICK=1,
 #   SKIP_TORCH=1, SKIP_BENCH=1, SKIP_TESTS=1 (build, then the benchmark only),
 #   BENCH_MODELS="name:batch,...", BENCH_COMPILE=1 (torch.compile in the peer benchmark),
-#   BENCH_DEADLINE=S.
+#   BENCH_DEADLINE=S, BENCH_EXTRAS=0 (no profiles or --cache times after the benchmark).
 #   STREAMS_BENCH=1
 #       instead of the full suite: the gpu tests of issue 12 (async runs, in-place
 #       buffers, uint8 inputs, --streams, threads, bindings, server; CTEST_REGEX overrides
@@ -339,6 +339,8 @@ if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/
     --deadline ${BENCH_DEADLINE:-400} --markdown "$out/peer_table.md" >"$out/bench_peer.log" 2>&1
   note "peer benchmark (rc=$?, $(( $(date +%s) - t0 )) s; peer_table.md):"
   while read -r l; do note "  $l"; done < <(grep -E '^\||^geometric|^fp16|^fp32' "$out/bench_peer.log")
+  # BENCH_EXTRAS=0 leaves out the profiles and the --cache build times (a short call)
+  [ "${BENCH_EXTRAS:-1}" = 1 ] &&
   grep -E '^\| [a-z]' "$out/bench_peer.log" | awk -F'|' '{gsub(/[ x]/,"",$(NF-1)); if ($(NF-1)+0 < 1.2) print $2, $3}' |
   while read -r m b; do
     [ -f /tmp/bench/$m.onnx ] || continue
@@ -349,8 +351,10 @@ if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/
       awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
       sort -rn | head -8)
   done
-  cache_build_times /tmp/bench/vit_b_16.onnx 128
-  cache_build_times /tmp/bench/resnet50.onnx 256
+  if [ "${BENCH_EXTRAS:-1}" = 1 ]; then
+    cache_build_times /tmp/bench/vit_b_16.onnx 128
+    cache_build_times /tmp/bench/resnet50.onnx 256
+  fi
 fi
 
 finish
