@@ -101,7 +101,7 @@ static enum result engine_run(const char *model, infer_device device, infer_prec
   for (int i = 0; i < n_in; i++) infer_options_set_input_shape_at(o, i, ins[i].rank, ins[i].dims);
   infer_engine *e;
   infer_status s = infer_engine_load(model, o, &e);
-  if (s == INFER_ERR_UNSUPPORTED && strstr(infer_last_error(), "run-time input data")) {
+  if (s == INFER_ERR_UNSUPPORTED && strstr(infer_last_error(), "depend on run-time data")) {
     /* The GPU needs static shapes: fix the small (rank <= 1) inputs, which carry
      * shapes, axes, scales and the like, at build time and try again. */
     for (int i = 0; i < n_in; i++)

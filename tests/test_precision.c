@@ -36,6 +36,9 @@
 #define GPU_MEAN_RATIO 1.5
 
 static char dir[1024];
+/* a second KEY=VALUE after --gpu: set on the CUDA engines too (e.g. cuda.conv_bias_first) */
+static char extra_key[128];
+static const char *extra_value;
 
 static infer_engine *build(const char *model, infer_device dev, infer_precision p,
                            const char *key, const char *value, int keep) {
@@ -48,6 +51,8 @@ static infer_engine *build(const char *model, infer_device dev, infer_precision 
   infer_options_set_precision(o, p);
   if (keep) EXPECT_STATUS(infer_options_set_config(o, "keep_values", "1"), INFER_OK);
   if (key) EXPECT_STATUS(infer_options_set_config(o, key, value), INFER_OK);
+  if (extra_value && dev == INFER_DEVICE_CUDA)
+    EXPECT_STATUS(infer_options_set_config(o, extra_key, extra_value), INFER_OK);
   EXPECT_STATUS(infer_engine_load(path, o, &e), INFER_OK);
   infer_options_release(o);
   return e;
@@ -253,6 +258,12 @@ int main(int argc, char **argv) {
     snprintf(key, sizeof key, "%s", argv[3]);
     value = strchr(key, '=');
     *value++ = 0;
+  }
+  if (gpu && argc > 4 && strchr(argv[4], '=')) {
+    snprintf(extra_key, sizeof extra_key, "%s", argv[4]);
+    char *v = strchr(extra_key, '=');
+    *v++ = 0;
+    extra_value = v;
   }
   if (gpu && infer_device_count(INFER_DEVICE_CUDA) == 0) {
     printf("SKIP: no CUDA device visible\n");

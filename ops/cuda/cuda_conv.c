@@ -252,6 +252,7 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n, const
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   *state = s;
   s->nan_exact = cuda_nan_exact(x);
+  s->bias_first = config_flag(x->cfg, "cuda.conv_bias_first", false);
   conv_set_pad_dims(s, &cg, cl);
   conv_set_epilogue(s, n, fp, in, out[0], dt, &cg, cl);
   conv_set_problem(s, x, n, fp, in, &cg, nsp, group, cl);
@@ -312,12 +313,15 @@ static infer_status cuda_conv_run(const cuda_exec *x, const node *n, const void 
         z ? z : out[0]->data, d->b, bias ? bias : s->zero_bias, s->actd, d->y, out[0]->data));
     return INFER_OK;
   }
-  /* float16 with a bias: y = b first (broadcast; beta 0: y is not read), the convolution
-   * accumulated onto it (beta 1) in the float32 compute type, the epilogue then without
-   * the bias. Rounding conv(x) to float16 before the bias is added lost what a folded
-   * BatchNorm's bias cancels (|conv(x)| >> |conv(x) + b|): the CPU's fp16-storage
-   * emulation rounds conv + bias once (issue 16). */
-  bool bias_first = s->kdt == K_F16 && bias;
+  /* config cuda.conv_bias_first, float16 with a bias: y = b first (broadcast; beta 0: y
+   * is not read), the convolution accumulated onto it (beta 1) in the float32 compute
+   * type, the epilogue then without the bias. Rounding conv(x) to float16 before the bias
+   * is added loses what a folded BatchNorm's bias cancels (|conv(x)| >> |conv(x) + b|):
+   * the CPU's fp16-storage emulation rounds conv + bias once (issue 16). Off by default:
+   * the extra pass and cuDNN's accumulating algorithms (not what the build timed) made
+   * EfficientNet-B0's nine SiLU convolutions cost 2.3x the whole model's time on the H200
+   * (28,692 -> 12,558 img/s, b256 fp16); cudnn-graph keeps conv + bias in fp32 anyway. */
+  bool bias_first = s->bias_first && s->kdt == K_F16 && bias;
   if (bias_first)
     CUDNN_TRY(cudnnAddTensor(x->cudnn, DESCS_ONE(d), d->b, bias, DESCS_ZERO(d), d->y,
                              out[0]->data));

@@ -22,6 +22,7 @@ typedef struct conv_state {
   float alpha, beta;
   bool has_z, channels_last;
   bool nan_exact;                 /* config cuda.nan_exact: no library activation */
+  bool bias_first;                /* config cuda.conv_bias_first (cuda_conv_run) */
   bool use_fused;                 /* one cudnnConvolutionBiasActivationForward call */
   cudnnActivationDescriptor_t actd; /* for the fused call */
   void *zero_bias;                /* device zeros standing in for an absent B there */
