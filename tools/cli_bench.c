@@ -10,34 +10,17 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_stats.h"
 #ifdef INFER_CLI_CUDA
 #include <cuda_runtime.h>
 #endif
 
 enum { INPUT_SETS = 4, MAX_IO = 64 };
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* p in [0, 100] of sorted v (nearest rank). */
-static double pct(const double *v, long n, double p) {
-  long i = (long)ceil(p / 100.0 * (double)n) - 1;
-  if (i < 0) i = 0;
-  if (i >= n) i = n - 1;
-  return v[i];
-}
 
 static double median_of(double *v, long n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return pct(v, n, 50);
+  qsort(v, (size_t)n, sizeof *v, cli_cmp_double);
+  return cli_percentile(v, n, 50);
 }
 
 /* --no-transfers: one device buffer per input, holding input set 0, and one per
@@ -125,15 +108,15 @@ int cli_bench(const cli_args *a, infer_engine *e, infer_context *c) {
   if (rc == EXIT_OK && a->no_transfers) rc = bind_device_io(a, e, c, sets[0], n_in, n_out, dbuf);
   infer_status s = INFER_OK;
   /* warm-up: module load, algorithm caches, graph capture stay out of the numbers */
-  double start = now_ms();
-  for (long it = 0; rc == EXIT_OK && (it < 2 || now_ms() - start < a->warmup_ms); it++) {
+  double start = cli_now_ms();
+  for (long it = 0; rc == EXIT_OK && (it < 2 || cli_now_ms() - start < a->warmup_ms); it++) {
     for (int i = 0; i < set_in && s == INFER_OK; i++) s = infer_context_set_input(c, i, &sets[it % INPUT_SETS][i]);
     if (s == INFER_OK) s = infer_context_run(c);
     if (s != INFER_OK) break;
   }
-  double t_begin = now_ms();
+  double t_begin = cli_now_ms();
   for (long it = 0; rc == EXIT_OK && s == INFER_OK && n < cap; it++) {
-    double elapsed = now_ms() - t_begin;
+    double elapsed = cli_now_ms() - t_begin;
     /* --iterations alone: exactly that many runs; otherwise --duration, with at least
      * --iterations runs, or at least 10 (for the percentiles) when it is not given */
     if (a->iterations && !a->duration_given) {
@@ -141,10 +124,10 @@ int cli_bench(const cli_args *a, infer_engine *e, infer_context *c) {
     } else if (elapsed >= a->duration_s * 1e3 && it >= (a->iterations ? a->iterations : 10)) {
       break;
     }
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     for (int i = 0; i < set_in && s == INFER_OK; i++) s = infer_context_set_input(c, i, &sets[it % INPUT_SETS][i]);
     if (s == INFER_OK) s = infer_context_run(c);
-    double t1 = now_ms();
+    double t1 = cli_now_ms();
     infer_run_timing rt;
     if (s == INFER_OK) s = infer_context_timing(c, &rt);
     if (s != INFER_OK) break;
@@ -154,7 +137,7 @@ int cli_bench(const cli_args *a, infer_engine *e, infer_context *c) {
     d2h[n] = rt.d2h_ms;
     n++;
   }
-  double total_ms = now_ms() - t_begin;
+  double total_ms = cli_now_ms() - t_begin;
   if (s != INFER_OK) {
     fprintf(stderr, "infer: bench: %s\n", infer_last_error());
     rc = cli_exit_code(s);
@@ -172,7 +155,7 @@ int cli_bench(const cli_args *a, infer_engine *e, infer_context *c) {
     for (long i = 0; i < n; i++) gpu_mean += gpu[i];
     gpu_mean /= (double)n;
     double gpu_med = median_of(gpu, n), h2d_med = median_of(h2d, n), d2h_med = median_of(d2h, n);
-    qsort(wall, (size_t)n, sizeof *wall, cmp_double);
+    qsort(wall, (size_t)n, sizeof *wall, cli_cmp_double);
     double runs_per_s = (double)n / (total_ms / 1e3);
     infer_memory_info mem;
     infer_build_timing bt;
@@ -187,7 +170,7 @@ int cli_bench(const cli_args *a, infer_engine *e, infer_context *c) {
     printf("latency (ms, host wall per run %s): min %.4f mean %.4f median %.4f "
            "p90 %.4f p95 %.4f p99 %.4f max %.4f\n",
            a->no_transfers ? "with inputs and outputs in device memory" : "incl. input copy-in",
-           wall[0], mean, pct(wall, n, 50), pct(wall, n, 90), pct(wall, n, 95), pct(wall, n, 99),
+           wall[0], mean, cli_percentile(wall, n, 50), cli_percentile(wall, n, 90), cli_percentile(wall, n, 95), cli_percentile(wall, n, 99),
            wall[n - 1]);
     /* bound memory is copied (or cast) device to device where the host copies were */
     printf("device (ms, events): compute median %.4f mean %.4f; %s median %.4f; %s median %.4f\n",
@@ -226,9 +209,9 @@ int cli_bench(const cli_args *a, infer_engine *e, infer_context *c) {
     }
     printf("\n");
     double dev_total = gpu_med + h2d_med + d2h_med;
-    if (a->device == INFER_DEVICE_CUDA && pct(wall, n, 50) > 1.2 * dev_total)
+    if (a->device == INFER_DEVICE_CUDA && cli_percentile(wall, n, 50) > 1.2 * dev_total)
       printf("warning: enqueue-bound: host time per run (%.4f ms) exceeds device time (%.4f ms) "
-             "by more than 20%%\n", pct(wall, n, 50), dev_total);
+             "by more than 20%%\n", cli_percentile(wall, n, 50), dev_total);
     if (a->device == INFER_DEVICE_CUDA && !a->no_transfers && h2d_med + d2h_med > gpu_med)
       printf("warning: transfer-bound: H2D + D2H (%.4f ms) exceed compute (%.4f ms)\n",
              h2d_med + d2h_med, gpu_med);
@@ -252,7 +235,7 @@ int cli_bench(const cli_args *a, infer_engine *e, infer_context *c) {
                    "\"algo_cache\": {\"hits\": %d, \"misses\": %d}}\n",
                 a->model, dev, prec, a->no_transfers ? "true" : "false", batch, n, runs_per_s,
                 runs_per_s * (double)batch, wall[0], mean,
-                pct(wall, n, 50), pct(wall, n, 90), pct(wall, n, 95), pct(wall, n, 99),
+                cli_percentile(wall, n, 50), cli_percentile(wall, n, 90), cli_percentile(wall, n, 95), cli_percentile(wall, n, 99),
                 wall[n - 1], gpu_med, h2d_med, d2h_med, cv, (long long)mem.weights,
                 (long long)mem.arena, (long long)mem.workspace, bt.load_ms, bt.passes_ms,
                 bt.device_ms, bt.algo_cache_hits, bt.algo_cache_misses);

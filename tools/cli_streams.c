@@ -27,27 +27,10 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_stats.h"
 
 enum { MAX_STREAM_IO = 64 };
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* p in [0, 100] of sorted v (nearest rank). */
-static double pct(const double *v, long n, double p) {
-  long i = (long)ceil(p / 100.0 * (double)n) - 1;
-  if (i < 0) i = 0;
-  if (i >= n) i = n - 1;
-  return v[i];
-}
 
 /* Where the warmed-up streams meet: the timed phase starts when all are there, or when
  * the main thread opens it (a thread that could not be started never comes). */
@@ -121,9 +104,9 @@ static infer_status run_once(stream *s) {
 /* Stream 0, alone: the median event times of a run nothing overlaps (10 runs, or 10% of
  * the duration, whichever is longer; its slots are the timed phase's, reused after). */
 static void calibrate(stream *s) {
-  double t0 = now_ms();
+  double t0 = cli_now_ms();
   long n = 0;
-  while (s->st == INFER_OK && n < s->cap && (n < 10 || now_ms() - t0 < s->a->duration_s * 100)) {
+  while (s->st == INFER_OK && n < s->cap && (n < 10 || cli_now_ms() - t0 < s->a->duration_s * 100)) {
     infer_run_timing rt;
     if (run_once(s) != INFER_OK) return;
     infer_status st = infer_context_timing(s->c, &rt);
@@ -138,7 +121,7 @@ static void calibrate(stream *s) {
   }
   double *v[3] = {s->h2d, s->gpu, s->d2h};
   for (int k = 0; k < 3 && n > 0; k++) {
-    qsort(v[k], (size_t)n, sizeof(double), cmp_double);
+    qsort(v[k], (size_t)n, sizeof(double), cli_cmp_double);
     s->calib[k] = v[k][(n - 1) / 2];
   }
   s->calib_runs = n;
@@ -149,19 +132,19 @@ static void *stream_main(void *arg) {
   const cli_args *a = s->a;
   /* warm-up: module load, the first eager run, the graph capture */
   turn_wait(s->start, s->id);
-  double w0 = now_ms();
-  for (long it = 0; s->st == INFER_OK && (it < 2 || now_ms() - w0 < a->warmup_ms); it++)
+  double w0 = cli_now_ms();
+  for (long it = 0; s->st == INFER_OK && (it < 2 || cli_now_ms() - w0 < a->warmup_ms); it++)
     run_once(s);
   turn_done(s->start);
   gate_wait(s->start); /* every stream warm */
   if (s->id == 0) calibrate(s); /* alone on the device meanwhile */
   gate_wait(s->go); /* the timed phase starts together */
-  s->t_begin = now_ms();
+  s->t_begin = cli_now_ms();
   for (long it = 0; s->st == INFER_OK && s->n < s->cap; it++) {
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     if (t0 - s->t_begin >= a->duration_s * 1e3 && it >= a->iterations && it >= 10) break;
     if (run_once(s) != INFER_OK) break;
-    double t1 = now_ms();
+    double t1 = cli_now_ms();
     infer_run_timing rt;
     infer_status st = infer_context_timing(s->c, &rt);
     if (st != INFER_OK) {
@@ -174,7 +157,7 @@ static void *stream_main(void *arg) {
     s->d2h[s->n] = rt.d2h_ms;
     s->n++;
   }
-  s->t_end = now_ms();
+  s->t_end = cli_now_ms();
   return NULL;
 }
 
@@ -240,18 +223,18 @@ static bool check_stream(infer_engine *e, infer_context *c, stream *s, int n_in,
 }
 
 static void print_latency(const char *label, double *v, long n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  qsort(v, (size_t)n, sizeof *v, cli_cmp_double);
   double mean = 0;
   for (long i = 0; i < n; i++) mean += v[i];
   mean /= (double)n;
   printf("%s: %ld runs, latency (ms, enqueue + wait) min %.4f mean %.4f median %.4f p90 %.4f "
-         "p95 %.4f p99 %.4f max %.4f\n", label, n, v[0], mean, pct(v, n, 50), pct(v, n, 90),
-         pct(v, n, 95), pct(v, n, 99), v[n - 1]);
+         "p95 %.4f p99 %.4f max %.4f\n", label, n, v[0], mean, cli_percentile(v, n, 50), cli_percentile(v, n, 90),
+         cli_percentile(v, n, 95), cli_percentile(v, n, 99), v[n - 1]);
 }
 
 static double median_of(double *v, long n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return pct(v, n, 50);
+  qsort(v, (size_t)n, sizeof *v, cli_cmp_double);
+  return cli_percentile(v, n, 50);
 }
 
 int cli_bench_streams(const cli_args *a, infer_engine *e, infer_context *c) {
@@ -389,7 +372,7 @@ int cli_bench_streams(const cli_args *a, infer_engine *e, infer_context *c) {
                 wall_ms, cal[0], cal[1], cal[2], serial, sum_dev, sum_copy,
                 hidden < 0 ? 0 : hidden);
         for (int s = 0; s < ns; s++) /* the walls are sorted by print_latency */
-          fprintf(f, "%s%.5f", s ? ", " : "", st[s].n > 0 ? pct(st[s].wall, st[s].n, 50) : 0.0);
+          fprintf(f, "%s%.5f", s ? ", " : "", st[s].n > 0 ? cli_percentile(st[s].wall, st[s].n, 50) : 0.0);
         fprintf(f, "]}\n");
         fclose(f);
       }
