@@ -96,34 +96,9 @@ static int permuted_constant(cl_state *s, int v, const int *perm) {
 /* A Transpose node reading v into a new value; placed right after v's producer. */
 static int add_transpose(cl_state *s, int v, const int *perm, const char *suffix) {
   graph *g = s->g;
-  char *name = pass_unique_name(g, g->values[v].name, suffix);
-  if (!name) return -1;
-  int t = graph_add_value(g, name);
-  int i = t < 0 ? -1 : graph_add_node(g, 1, 1, 0);
-  if (i < 0 || !grow_state(s)) {
-    free(name);
-    return -1;
-  }
-  node *n = &g->nodes[i];
-  n->name = name;
-  n->op_type = strdup("Transpose");
-  n->domain = strdup("");
-  n->opset = 13;
-  n->model_index = -1;
-  n->op = op_registry_find("", "Transpose", 13, NULL);
   int64_t p[4] = {perm[0], perm[1], perm[2], perm[3]};
-  if (!n->op_type || !n->domain || !n->op || pass_set_attr_ints(n, "perm", p, 4) != INFER_OK ||
-      pass_reparse(n) != INFER_OK)
-    return -1;
-  n->inputs[0] = v;
-  n->outputs[0] = t;
-  value *tv = &g->values[t];
-  tv->t = g->values[v].t;
-  tv->t.data = NULL;
-  permute_dims(tv->t.dims, perm);
-  tv->has_type = tv->shape_known = true;
-  tv->shape_dep = g->values[v].shape_dep; /* a flexible batch stays one (batch_rows.c) */
-  tv->producer = i;
+  int i = -1, t = pass_add_transpose(g, v, p, suffix, &i);
+  if (t < 0 || !grow_state(s)) return -1;
   int p_node = pass_producer(g, v);
   s->key[i] = p_node >= 0 ? p_node + 0.5 : -1.0;
   s->added++;

@@ -57,40 +57,13 @@ static bool match(const einsum_params *p, const value *a, const value *b, em_mat
 
 /* A Transpose of v's last two axes, appended (key: just before node `before`). */
 static int add_swap_last(graph *g, int v, int before, double *key) {
-  char *name = pass_unique_name(g, g->values[v].name, "_swap_last");
-  if (!name) return -1;
-  int t = graph_add_value(g, name);
-  int i = t < 0 ? -1 : graph_add_node(g, 1, 1, 0);
-  if (i < 0) {
-    free(name);
-    return -1;
-  }
-  node *n = &g->nodes[i];
-  n->name = name;
-  n->op_type = strdup("Transpose");
-  n->domain = strdup("");
-  n->opset = 13;
-  n->model_index = -1;
-  n->op = op_registry_find("", "Transpose", 13, NULL);
-  int r = g->values[v].t.rank;
+  const int r = g->values[v].t.rank;
   int64_t perm[INFER_MAX_RANK];
   for (int d = 0; d < r; d++) perm[d] = d;
   perm[r - 2] = r - 1;
   perm[r - 1] = r - 2;
-  if (!n->op_type || !n->domain || !n->op || pass_set_attr_ints(n, "perm", perm, r) != INFER_OK ||
-      pass_reparse(n) != INFER_OK)
-    return -1;
-  n->inputs[0] = v;
-  n->outputs[0] = t;
-  value *tv = &g->values[t];
-  tv->t = g->values[v].t;
-  tv->t.data = NULL;
-  tv->t.dims[r - 2] = g->values[v].t.dims[r - 1];
-  tv->t.dims[r - 1] = g->values[v].t.dims[r - 2];
-  tv->has_type = tv->shape_known = true;
-  tv->shape_dep = g->values[v].shape_dep;
-  tv->producer = i;
-  key[i] = before - 0.5;
+  int i = -1, t = pass_add_transpose(g, v, perm, "_swap_last", &i);
+  if (t >= 0) key[i] = before - 0.5;
   return t;
 }
 

@@ -277,3 +277,36 @@ int pass_add_constant(graph *g, int base, const char *suffix, infer_dtype dt, in
   val->has_type = val->shape_known = true;
   return v;
 }
+
+int pass_add_transpose(graph *g, int v, const int64_t *perm, const char *suffix, int *node_out) {
+  char *name = pass_unique_name(g, g->values[v].name, suffix);
+  if (!name) return -1;
+  int t = graph_add_value(g, name);
+  int i = t < 0 ? -1 : graph_add_node(g, 1, 1, 0);
+  if (i < 0) {
+    free(name);
+    return -1;
+  }
+  node *n = &g->nodes[i];
+  n->name = name;
+  n->op_type = strdup("Transpose");
+  n->domain = strdup("");
+  n->opset = 13;
+  n->model_index = -1;
+  n->op = op_registry_find("", "Transpose", 13, NULL);
+  const int r = g->values[v].t.rank;
+  if (!n->op_type || !n->domain || !n->op || pass_set_attr_ints(n, "perm", perm, r) != INFER_OK ||
+      pass_reparse(n) != INFER_OK)
+    return -1;
+  n->inputs[0] = v;
+  n->outputs[0] = t;
+  value *tv = &g->values[t];
+  tv->t = g->values[v].t;
+  tv->t.data = NULL;
+  for (int d = 0; d < r; d++) tv->t.dims[d] = g->values[v].t.dims[perm[d]];
+  tv->has_type = tv->shape_known = true;
+  tv->shape_dep = g->values[v].shape_dep; /* a flexible batch stays one (batch_rows.c) */
+  tv->producer = i;
+  *node_out = i;
+  return t;
+}

@@ -154,5 +154,9 @@ int pass_add_constant(graph *g, int base, const char *suffix, infer_dtype dt, in
                       const int64_t *dims);
 /* A name not used by any value: base + suffix, then base + suffix + "_N" (malloc'ed). */
 char *pass_unique_name(const graph *g, const char *base, const char *suffix);
+/* A new Transpose node (opset 13) reading value v with `perm` (v's rank) into a new value
+ * named after v + suffix, of v's type with the dims permuted; the node's index in *node.
+ * Returns the new value, -1 when out of memory. The caller places the node. */
+int pass_add_transpose(graph *g, int v, const int64_t *perm, const char *suffix, int *node);
 
 #endif
