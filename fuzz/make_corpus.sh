@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make_corpus.sh SRC OUT: the seed corpus of each fuzz target, from the repository's
-# test data (nothing is committed for it): OUT/model (models/*.onnx, the passes' test
+# test data (nothing committed for it but fuzz/regressions): OUT/model (models/*.onnx, the passes' test
 # models, the malformed cases, the op test models, nesting models of 8 and 65 levels),
-# OUT/npy, OUT/pb (their .npy and TensorProto files) and OUT/json (requests for the
+# the inputs earlier long runs found (fuzz/regressions/model: each runs first in every
+# run, so CI's 60 s catches a regression), OUT/npy, OUT/pb (their .npy and TensorProto
+# files) and OUT/json (requests for the
 # server target's engine, float X [2, 3]). Files above 256 KiB are left out: they only
 # slow the fuzzer's mutations down. The build runs it (target fuzz_corpus).
 set -euo pipefail
@@ -19,7 +21,7 @@ copy() {
 }
 shopt -s nullglob
 for f in "$src"/models/*.onnx "$src"/tests/passes/*.onnx "$src"/tests/malformed/cases/*.onnx \
-         "$src"/tests/*/node/*/model.onnx; do
+         "$src"/tests/*/node/*/model.onnx "$src"/fuzz/regressions/model/*; do
   copy "$f" "$out/model"
 done
 python=$(command -v python3 || command -v /usr/bin/python3)

@@ -154,7 +154,10 @@ static infer_status roi_align_run(const node *n, const void *params, const tenso
     /* samples per bin; a NaN or huge ROI must not make the loops run away */
     double gh_d = p->sampling_ratio > 0 ? (double)p->sampling_ratio : ceil(rh / (double)PH);
     double gw_d = p->sampling_ratio > 0 ? (double)p->sampling_ratio : ceil(rw / (double)PW);
-    if (!(gh_d >= 0 && gw_d >= 0 && gh_d * gw_d <= ROI_MAX_SAMPLES))
+    /* each factor bounded too: a huge one times a zero one passes the product's bound
+     * and then overflows the integer conversion (found by fuzz_model) */
+    if (!(gh_d >= 0 && gw_d >= 0 && gh_d <= ROI_MAX_SAMPLES && gw_d <= ROI_MAX_SAMPLES &&
+          gh_d * gw_d <= ROI_MAX_SAMPLES))
       return infer_fail(INFER_ERR_INVALID_INPUT,
                         "RoiAlign: roi %lld (%g, %g, %g, %g) is not a usable box (NaN, or more "
                         "than %d samples per bin)", (long long)r, x1, y1, x2, y2,
