@@ -1,5 +1,5 @@
 // ew_chain.cu: an elementwise chain in one pass (ew_chain.h). Each thread takes one
-// 16-byte vector of the innermost dim when every input either walks that dim
+// 16-byte vector of the innermost dim per row when every input either walks that dim
 // contiguously or broadcasts over it (then the step switch and the index arithmetic are
 // paid once per 8 halves or 4 floats), else one element. The accumulators stay in
 // registers: a chain has one per element, never an indexed register file.
@@ -85,13 +85,32 @@ template <> struct vec_io<float, 4> {
   }
 };
 
-// Operand k of this vector: VEC values, from a contiguous run or one broadcast value.
+// The kernel walks the output as rows x columns: the innermost dim is the columns, the
+// others (flattened) the rows. A thread keeps one column vector and strides over rows, so
+// what depends on the column alone is worked out once per thread, not once per vector:
+// the column's offset into each input and, for a concatenation, which part holds it.
+// Only the row's offsets are per vector, and for the usual rank-2 geometry (NHWC rows x
+// channels) they are a multiply each: no division. The coordinates stay in registers
+// (loops over EWC_MAX_RANK unrolled, guarded by the rank): a runtime-indexed array would
+// live in local memory.
+
+// Input k's offset of the row with leading coordinates coord (dims 0 .. rank-2).
+__device__ __forceinline__ int64_t row_offset(const chain_args &a, int k, const int64_t *coord) {
+  int64_t off = 0;
+#pragma unroll
+  for (int d = 0; d < EWC_MAX_RANK - 1; d++)
+    if (d < a.g.rank - 1) off += coord[d] * a.g.strides[k][d];
+  return off;
+}
+
+// Operand k's VEC values at column c of the row: a contiguous run or one broadcast value.
 template <typename T, int VEC>
-__device__ __forceinline__ void operand(const chain_args &a, int k, const int64_t *coord, float *v) {
+__device__ __forceinline__ void operand(const chain_args &a, int k, int64_t c, const int64_t *coord,
+                                        float *v) {
   const T *p = static_cast<const T *>(a.in[k]);
-  int64_t off = a.g.offset[k];
-  for (int d = 0; d < a.g.rank; d++) off += coord[d] * a.g.strides[k][d];
-  if (VEC == 1 || a.g.strides[k][a.g.rank - 1] == 1) {
+  const int64_t cs = a.g.strides[k][a.g.rank - 1];
+  const int64_t off = a.g.offset[k] + c * cs + row_offset(a, k, coord);
+  if (VEC == 1 || cs == 1) {
     vec_io<T, VEC>::load(p + off, v);
   } else {
     const float s = k_to_f(p[off]);
@@ -100,90 +119,85 @@ __device__ __forceinline__ void operand(const chain_args &a, int k, const int64_
   }
 }
 
-// Operand 0 as a concatenation, from the block's shared copy of the parts (concat_parts):
-// the VEC values at column c of row `row`, from the part holding that column (a vector
-// never straddles two parts: vectorizable() checks). The part comes from the table of
-// vector columns where it fits, else from a binary search over the part ends; both in
-// shared memory, where the threads of a warp may read different parts without the
-// serialization that divergent reads of kernel parameters cost.
-#define EWC_PART_TABLE 4096 /* vector columns (C / VEC) the table covers */
-struct concat_parts {
-  const void *ptr[EWC_MAX_PARTS];
-  int64_t start[EWC_MAX_PARTS], width[EWC_MAX_PARTS];
-  int64_t end[EWC_MAX_PARTS];
-  unsigned char part_of[EWC_PART_TABLE];
-};
+// acc = acc op v (or v op acc), the op chosen once per vector, not once per element
+template <int VEC>
+__device__ __forceinline__ void apply_binary(int op, bool swap, float *acc, const float *v) {
+  float l[VEC], r[VEC];
+#pragma unroll
+  for (int e = 0; e < VEC; e++) {
+    l[e] = swap ? v[e] : acc[e];
+    r[e] = swap ? acc[e] : v[e];
+  }
+  switch (op) {
+#define EWC_EACH(expr) _Pragma("unroll") for (int e = 0; e < VEC; e++) acc[e] = (expr); break
+    case EWC_ADD: EWC_EACH(l[e] + r[e]);
+    case EWC_SUB: EWC_EACH(l[e] - r[e]);
+    case EWC_MUL: EWC_EACH(l[e] * r[e]);
+    case EWC_DIV: EWC_EACH(l[e] / r[e]);
+    default: EWC_EACH(binary(op, l[e], r[e]));
+#undef EWC_EACH
+  }
+}
 
-__device__ __forceinline__ int part_search(const concat_parts &p, int n_parts, int64_t c) {
-  int lo = 0, hi = n_parts - 1; // the first part whose end exceeds c
+template <int VEC>
+__device__ __forceinline__ void apply_unary(int op, float p0, float p1, float *acc) {
+  if (op == EWC_RELU) {
+#pragma unroll
+    for (int e = 0; e < VEC; e++) acc[e] = K_NAN_RELU(acc[e]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < VEC; e++) acc[e] = unary(op, acc[e], p0, p1);
+  }
+}
+
+// The part of the concatenation holding column c: the first whose end exceeds it.
+__device__ __forceinline__ int part_search(const chain_args &a, int64_t c) {
+  int lo = 0, hi = a.g.n_parts - 1;
   while (lo < hi) {
     const int mid = (lo + hi) >> 1;
-    if (c >= p.end[mid]) lo = mid + 1; else hi = mid;
+    if (c >= a.g.part_end[mid]) lo = mid + 1; else hi = mid;
   }
   return lo;
 }
 
-template <int VEC>
-__device__ void concat_parts_load(const chain_args &a, concat_parts &p) {
-  const int n = a.g.n_parts;
-  for (int k = threadIdx.x; k < n; k += blockDim.x) {
-    p.ptr[k] = a.g.part[k];
-    p.end[k] = a.g.part_end[k];
-    p.start[k] = k ? a.g.part_end[k - 1] : 0;
-    p.width[k] = a.g.part_end[k] - p.start[k];
+// blockDim.x threads over column vectors, blockDim.y over rows (grid-stride in y).
+// I: the type dividing the row index into coordinates, 32-bit where it fits.
+template <typename T, int VEC, typename I, bool CONCAT>
+__global__ void chain_kernel(const chain_args a, int64_t cvecs, int64_t rows) {
+  const int64_t cv = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (cv >= cvecs) return;
+  const int last = a.g.rank - 1;
+  const int64_t cols = a.g.dims[last], c = cv * VEC;
+  const T *part = nullptr; // the concatenation: this column in row 0 of its part, and
+  int64_t part_width = 0;  // that part's row stride
+  if (CONCAT) {
+    const int k = part_search(a, c);
+    const int64_t start = k ? a.g.part_end[k - 1] : 0;
+    part_width = a.g.part_end[k] - start;
+    part = static_cast<const T *>(a.g.part[k]) + (c - start);
   }
-  __syncthreads();
-  const int64_t cvecs = a.g.dims[a.g.rank - 1] / VEC;
-  if (cvecs <= EWC_PART_TABLE)
-    for (int64_t cv = threadIdx.x; cv < cvecs; cv += blockDim.x)
-      p.part_of[cv] = (unsigned char)part_search(p, n, cv * VEC);
-  __syncthreads();
-}
-
-template <typename T, int VEC>
-__device__ __forceinline__ void concat_operand(const chain_args &a, const concat_parts &p,
-                                               int64_t row, int64_t c, float *v) {
-  const int64_t cvecs = a.g.dims[a.g.rank - 1] / VEC;
-  const int k = cvecs <= EWC_PART_TABLE ? p.part_of[c / VEC] : part_search(p, a.g.n_parts, c);
-  vec_io<T, VEC>::load(static_cast<const T *>(p.ptr[k]) + row * p.width[k] + (c - p.start[k]), v);
-}
-
-template <typename T, int VEC, typename I, bool CONCAT>
-__device__ __forceinline__ void chain_loop(const chain_args &a, int64_t n_vec,
-                                           const concat_parts *parts);
-
-// I: the index type, 32-bit where every offset fits (64-bit division costs ten times more)
-template <typename T, int VEC, typename I, bool CONCAT>
-__global__ void chain_kernel(const chain_args a, int64_t n_vec) {
-  if constexpr (CONCAT) {
-    __shared__ concat_parts parts; // only the concatenation's kernels take the 6 KB
-    concat_parts_load<VEC>(a, parts);
-    chain_loop<T, VEC, I, true>(a, n_vec, &parts);
-  } else {
-    chain_loop<T, VEC, I, false>(a, n_vec, nullptr);
-  }
-}
-
-template <typename T, int VEC, typename I, bool CONCAT>
-__device__ __forceinline__ void chain_loop(const chain_args &a, int64_t n_vec,
-                                           const concat_parts *parts) {
-  for (int64_t vi = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; vi < n_vec;
-       vi += (int64_t)gridDim.x * blockDim.x) {
-    // coordinates of the vector's first element (the innermost dim advances by VEC)
-    int64_t coord[EWC_MAX_RANK];
-    I rest = (I)(vi * VEC), row = 0;
-    const int64_t yoff = vi * VEC;
-    for (int d = a.g.rank - 1; d >= 0; d--) {
-      const I q = rest / (I)a.g.dims[d];
-      coord[d] = rest - q * (I)a.g.dims[d];
-      rest = q;
-      if (d == a.g.rank - 1) row = q;
+  for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; row < rows;
+       row += (int64_t)gridDim.y * blockDim.y) {
+    int64_t coord[EWC_MAX_RANK - 1]; // the row's leading coordinates
+    I rest = (I)row;
+#pragma unroll
+    for (int d = EWC_MAX_RANK - 2; d >= 0; d--) {
+      coord[d] = 0;
+      if (d < last) {
+        if (d == 0) {
+          coord[0] = rest;
+        } else {
+          const I q = rest / (I)a.g.dims[d];
+          coord[d] = rest - q * (I)a.g.dims[d];
+          rest = q;
+        }
+      }
     }
     float acc[VEC], v[VEC];
     if (CONCAT)
-      concat_operand<T, VEC>(a, *parts, (int64_t)row, coord[a.g.rank - 1], acc);
+      vec_io<T, VEC>::load(part + row * part_width, acc);
     else
-      operand<T, VEC>(a, 0, coord, acc);
+      operand<T, VEC>(a, 0, c, coord, acc);
     for (int s = 0; s < a.n_steps; s++) {
       const ewc_step st = a.steps[s];
       if (st.op < EWC_BINARY_END) {
@@ -191,31 +205,30 @@ __device__ __forceinline__ void chain_loop(const chain_args &a, int64_t n_vec,
 #pragma unroll
           for (int e = 0; e < VEC; e++) v[e] = st.p0;
         } else {
-          operand<T, VEC>(a, st.operand, coord, v);
+          operand<T, VEC>(a, st.operand, c, coord, v);
         }
-#pragma unroll
-        for (int e = 0; e < VEC; e++)
-          acc[e] = st.swap ? binary(st.op, v[e], acc[e]) : binary(st.op, acc[e], v[e]);
+        apply_binary<VEC>(st.op, st.swap, acc, v);
       } else {
-#pragma unroll
-        for (int e = 0; e < VEC; e++) acc[e] = unary(st.op, acc[e], st.p0, st.p1);
+        apply_unary<VEC>(st.op, st.p0, st.p1, acc);
       }
     }
-    vec_io<T, VEC>::store(static_cast<T *>(a.y) + yoff, acc);
+    vec_io<T, VEC>::store(static_cast<T *>(a.y) + row * cols + c, acc);
   }
 }
 
 template <typename T, int VEC, bool CONCAT>
 cudaError_t chain_go_c(const chain_args &a, int64_t n, cudaStream_t s) {
-  const int64_t n_vec = n / VEC;
-  unsigned blocks = k_blocks(n_vec, 256);
-  // a concatenation's blocks each build the part table first: fewer blocks, each
-  // striding over more vectors, pay for it once per several vectors a thread
-  if (CONCAT && blocks > 2048) blocks = 2048;
-  if (n < ((int64_t)1 << 31))
-    chain_kernel<T, VEC, uint32_t, CONCAT><<<blocks, 256, 0, s>>>(a, n_vec);
+  const int64_t cols = a.g.dims[a.g.rank - 1], cvecs = cols / VEC, rows = n / cols;
+  // a block of 256 threads: as many column vectors as there are (up to 256) times rows;
+  // a warp then spans several short rows, which for contiguous inputs is one run
+  const int bx = (int)(cvecs < 256 ? cvecs : 256), by = 256 / bx;
+  const int64_t gx = (cvecs + bx - 1) / bx, gy_need = (rows + by - 1) / by;
+  if (gx > 0x7fffffff) return cudaErrorInvalidValue;
+  const dim3 grid((unsigned)gx, (unsigned)(gy_need < 65535 ? gy_need : 65535)), block(bx, by);
+  if (rows < ((int64_t)1 << 31))
+    chain_kernel<T, VEC, uint32_t, CONCAT><<<grid, block, 0, s>>>(a, cvecs, rows);
   else
-    chain_kernel<T, VEC, int64_t, CONCAT><<<blocks, 256, 0, s>>>(a, n_vec);
+    chain_kernel<T, VEC, int64_t, CONCAT><<<grid, block, 0, s>>>(a, cvecs, rows);
   return cudaGetLastError();
 }
 
