@@ -218,12 +218,13 @@ INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, 
  *                    the engine's own kernels, which give NaN and infinities as the
  *                    unfused ONNX ops do; 0 (default) lets the build time them fused
  *                    (the libraries' NaN handling is theirs) [INFER_NAN_EXACT]
- *   cuda.conv_bias_first 1: fp16 convolutions that run as cuDNN's convolution and our
- *                    epilogue kernel add the bias in cuDNN's float32 accumulation (y = b,
- *                    then the convolution with beta 1), so conv + bias is rounded to fp16
- *                    once; 0 (default) stores conv(x) in fp16 and adds the bias in the
- *                    epilogue, which loses what a cancelling bias leaves (docs/precision.md)
- *                    but costs no extra pass
+ *   cuda.conv_bias_first 1 (default): fp16 convolutions that run as cuDNN's convolution
+ *                    and our epilogue kernel add the bias in cuDNN's float32 accumulation
+ *                    (y = b, then the convolution with beta 1), so conv + bias is rounded
+ *                    to fp16 once, as in every other implementation; the build times the
+ *                    variant so, and picks another where its extra pass costs. 0 stores
+ *                    conv(x) in fp16 and adds the bias in the epilogue, which loses what a
+ *                    cancelling bias leaves (docs/precision.md)
  *   keep_values      1: no intermediate shares memory with another, so every value a
  *                    step writes can be read after the run (infer_context_read_value,
  *                    infer_compare_values); the run itself is unchanged, the arena is

@@ -15,10 +15,14 @@
  *       policy keeps Pow and its ReduceSum in float32 and y is right (2e-3); with
  *       precision.fp32_ops=none y is Inf; --fp32-nodes by name brings it back; a name no
  *       op / no node has is refused, naming it
+ *     - the injected fp16-unsafe node: overflow.onnx with nothing kept in float32, compared
+ *       with fp32: its overflowing Pow ranks first (infinities, values past 65504); kept
+ *       in float32 by name with its ReduceSum, y is right and nothing compared is Inf
  *   test_precision PASSES_DIR --gpu [KEY=VALUE]   (label gpu; exit 77 without a device;
  *                                      the config entry for the GPU engines, e.g.
  *                                      cuda.conv_impl=cudnn+epi):
- *     overflow.onnx on CUDA fp16 as above (the casts placed around the float32 nodes);
+ *     overflow.onnx on CUDA fp16 as above (the casts placed around the float32 nodes,
+ *     the Pow ranked first when none are);
  *     dbhead.onnx on CUDA fp16 against fp32: its map's max error at most GPU_RATIO times
  *     the fp16-storage emulation's on the same input, its mean error at most
  *     GPU_MEAN_RATIO times; prints both tables' first rows. */
@@ -228,6 +232,69 @@ static void mixed_precision_checks(infer_device dev) {
   infer_options_release(o);
 }
 
+/* An engine of overflow.onnx in fp16 (dev: CUDA, or the CPU's fp16 storage) keeping
+ * its values, with precision.fp32_ops and precision.fp32_nodes as given. */
+static infer_engine *overflow_engine(infer_device dev, const char *ops, const char *nodes) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s/overflow.onnx", dir);
+  infer_options *o = NULL;
+  infer_engine *e = NULL;
+  EXPECT_STATUS(infer_options_create(&o), INFER_OK);
+  infer_options_set_device(o, dev, 0);
+  infer_options_set_precision(o, INFER_PRECISION_FP16);
+  EXPECT_STATUS(infer_options_set_config(o, "keep_values", "1"), INFER_OK);
+  if (dev == INFER_DEVICE_CPU) infer_options_set_config(o, "cpu.fp16_storage", "1");
+  if (ops) EXPECT_STATUS(infer_options_set_config(o, "precision.fp32_ops", ops), INFER_OK);
+  if (nodes) EXPECT_STATUS(infer_options_set_config(o, "precision.fp32_nodes", nodes), INFER_OK);
+  EXPECT_STATUS(infer_engine_load(path, o, &e), INFER_OK);
+  infer_options_release(o);
+  return e;
+}
+
+/* The injected fp16-unsafe node (issue 16): overflow.onnx's Pow ("square", value "sq")
+ * overflows float16 when nothing is kept in float32. The comparison against fp32 must
+ * rank it first, with infinities in its output and reference values beyond float16's
+ * range; kept in float32 by name with the sum of its squares (which overflows too), no
+ * value it compares has an infinity and y is right. */
+static void overflow_ranking_checks(infer_device dev) {
+  const char *where = dev == INFER_DEVICE_CUDA ? "CUDA fp16" : "CPU fp16 storage";
+  infer_engine *ref = build("overflow.onnx", INFER_DEVICE_CPU, INFER_PRECISION_FP32, NULL, NULL, 1);
+  infer_engine *bad = overflow_engine(dev, "none", NULL);
+  infer_engine *fixed = overflow_engine(dev, "none", "square,sum_sq");
+  infer_context *rc = run(ref, "overflow_input.npy"), *bc = run(bad, "overflow_input.npy"),
+                *fc = run(fixed, "overflow_input.npy");
+  infer_value_error *rows = NULL;
+  int n = 0;
+  char what[128];
+  if (rc && bc && EXPECT_STATUS(infer_compare_values(rc, bc, &rows, &n), INFER_OK)) {
+    snprintf(what, sizeof what, "overflow.onnx, %s (fp32_ops none) against fp32", where);
+    print_rows(what, rows, n, 4);
+    CHECK(n > 0 && strcmp(rows[0].name, "sq") == 0 && rows[0].test_inf > 0 &&
+              rows[0].fp16_overflow > 0,
+          "%s: the overflowing Pow is not ranked first with infinities (first: %s)", where,
+          n > 0 ? rows[0].name : "none");
+  }
+  free(rows);
+  rows = NULL;
+  if (rc && fc && EXPECT_STATUS(infer_compare_values(rc, fc, &rows, &n), INFER_OK)) {
+    snprintf(what, sizeof what, "overflow.onnx, %s with Pow and ReduceSum kept in fp32 by name", where);
+    print_rows(what, rows, n, 4);
+    const infer_value_error *y = find(rows, n, "y");
+    CHECK(y && y->rel <= 2e-3, "%s: keeping the Pow in fp32 leaves y off (rel %g)", where,
+          y ? y->rel : -1.0);
+    for (int i = 0; i < n; i++)
+      CHECK(rows[i].test_inf == 0, "%s: %s still has infinities with the Pow kept in fp32",
+            where, rows[i].name);
+  }
+  free(rows);
+  infer_context_release(rc);
+  infer_context_release(bc);
+  infer_context_release(fc);
+  infer_engine_release(ref);
+  infer_engine_release(bad);
+  infer_engine_release(fixed);
+}
+
 /* The map's max and mean error of `test` against fp32 on the CPU; prints its first rows. */
 static void map_error(infer_context *ref, infer_context *test, const char *what, double *max,
                       double *mean) {
@@ -282,8 +349,10 @@ int main(int argc, char **argv) {
     layout_checks();
     ranking_checks();
     mixed_precision_checks(INFER_DEVICE_CPU);
+    overflow_ranking_checks(INFER_DEVICE_CPU);
   } else {
     mixed_precision_checks(INFER_DEVICE_CUDA);
+    overflow_ranking_checks(INFER_DEVICE_CUDA);
     infer_engine *g = build("dbhead.onnx", INFER_DEVICE_CUDA, INFER_PRECISION_FP16,
                             value ? key : NULL, value, 1);
     infer_context *gc = run(g, "dbhead_input.npy");

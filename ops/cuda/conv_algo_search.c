@@ -11,17 +11,12 @@
 static bool run_variant(const cuda_exec *x, const conv_state *s, bool fused, const void *xb,
                         const void *w, const void *bias, void *yb, void *wsb) {
   const conv_descs *d = &s->d;
-  cudaStream_t st = (cudaStream_t)x->stream;
   if (fused)
     return cudnnConvolutionBiasActivationForward(
                x->cudnn, DESCS_ONE(d), d->x, xb, d->w, w, d->conv, s->algo, wsb, s->algo_ws,
                s->has_z ? DESCS_ONE(d) : DESCS_ZERO(d), d->y, yb, d->b, bias, s->actd, d->y,
                yb) == CUDNN_STATUS_SUCCESS;
-  if (cudnnConvolutionForward(x->cudnn, DESCS_ONE(d), d->x, xb, d->w, w, d->conv, s->algo, wsb,
-                              s->algo_ws, DESCS_ZERO(d), d->y, yb) != CUDNN_STATUS_SUCCESS)
-    return false;
-  return k_conv_epilogue(s->kdt, yb, bias, s->has_z ? yb : NULL, s->count, s->channels, s->inner,
-                         s->act, s->alpha, s->beta, st) == cudaSuccess;
+  return conv_then_epilogue(x, s, xb, w, bias, s->has_z ? yb : NULL, yb, wsb) == INFER_OK;
 }
 
 /* Median-free but warm timing of one variant: 0 cuDNN convolution + epilogue kernel,

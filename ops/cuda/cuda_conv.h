@@ -22,7 +22,7 @@ typedef struct conv_state {
   float alpha, beta;
   bool has_z, channels_last;
   bool nan_exact;                 /* config cuda.nan_exact: no library activation */
-  bool bias_first;                /* config cuda.conv_bias_first (cuda_conv_run) */
+  bool bias_first;                /* config cuda.conv_bias_first (conv_then_epilogue) */
   bool use_fused;                 /* one cudnnConvolutionBiasActivationForward call */
   cudnnActivationDescriptor_t actd; /* for the fused call */
   void *zero_bias;                /* device zeros standing in for an absent B there */
@@ -35,6 +35,15 @@ typedef struct conv_state {
   void *alt_state;
   int64_t alt_ws;
 } conv_state;
+
+/* ---- cuda_conv.c ------------------------------------------------------------------ */
+
+/* cuDNN's convolution of src into y, then the epilogue kernel: y = act(conv + bias + z),
+ * the bias inside cuDNN's float32 accumulation in float16 (bias_first). w: the weights,
+ * ws: the step's workspace (cuDNN's part first). Float32 or float16 (s->kdt). */
+infer_status conv_then_epilogue(const cuda_exec *x, const conv_state *s, const void *src,
+                                const void *w, const void *bias, const void *z, void *y,
+                                void *ws);
 
 /* ---- conv_algo_search.c ------------------------------------------------------------ */
 
