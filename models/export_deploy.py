@@ -8,8 +8,8 @@ reference input and PyTorch's outputs, for the model tests (tests/run_deploy_mod
 Writes per model OUT_DIR/NAME.onnx, NAME_input.npy and one NAME_<output>.npy per output
 (named as in the ONNX file): detection models give boxes, scores and labels (float32,
 float32, int64), the others one float32 output. Nothing is downloaded (weights=None,
-weights_backbone=None). The export is the TorchScript one (torch.onnx.export), the only
-one of torch 1.x, at opset 17 by default.
+weights_backbone=None). The export is the TorchScript one (torch.onnx.export, dynamo=False
+where the argument exists), the only one of torch 1.x, at opset 17 by default.
 
 Random weights alone make the tests prove little, so (as models/export_zoo.py does):
 - BatchNorm running statistics are calibrated on random data (export_zoo.calibrate);
@@ -39,7 +39,7 @@ import torch
 import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from export_zoo import calibrate  # noqa: E402  (BatchNorm statistics from random data)
+from export_zoo import calibrate, export_params  # noqa: E402  (BatchNorm statistics from random data)
 
 DETECTORS = ("ssdlite320_mobilenet_v3_large", "fasterrcnn_mobilenet_v3_large_320_fpn",
              "retinanet_resnet50_fpn")
@@ -201,9 +201,14 @@ def export_one(name, args):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(wrapped, (x,), tmp, opset_version=args.opset,
-                              input_names=["image"], output_names=out_names,
-                              do_constant_folding=True)
+            kwargs = dict(opset_version=args.opset, input_names=["image"],
+                          output_names=out_names, do_constant_folding=True)
+            params = export_params()
+            if params is None or "dynamo" in params:
+                # torch >= 2.9 defaults to the dynamo exporter, which writes opset 18 and
+                # fails to convert the detectors back to 17 (torch 2.11 on the H200 host)
+                kwargs["dynamo"] = False
+            torch.onnx.export(wrapped, (x,), tmp, **kwargs)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
