@@ -1,5 +1,6 @@
 /* cuda_conv.h: what the GPU side of Conv and FusedConv shares across its files: the
- * prepared state of one step (cuda_conv.c prepares and runs it), the measured choice
+ * prepared state of one step (cuda_conv.c prepares and runs it, conv_then_epilogue.c
+ * runs its cuDNN + epilogue form), the measured choice
  * of its algorithm and implementation (conv_algo_search.c) and what the algorithm
  * cache keeps of that choice (conv_cache_key.c). */
 #ifndef INFER_CUDA_CONV_H
@@ -36,7 +37,7 @@ typedef struct conv_state {
   int64_t alt_ws;
 } conv_state;
 
-/* ---- cuda_conv.c ------------------------------------------------------------------ */
+/* ---- conv_then_epilogue.c ------------------------------------------------------------------ */
 
 /* cuDNN's convolution of src into y, then the epilogue kernel: y = act(conv + bias + z),
  * the bias inside cuDNN's float32 accumulation in float16 (bias_first). w: the weights,
