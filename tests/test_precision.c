@@ -172,22 +172,35 @@ static void ranking_checks(void) {
   infer_engine_release(h);
 }
 
-/* y of overflow.onnx on (dev, fp16 storage) with the given precision.fp32_* entries:
- * its largest relative error against float64's (INFINITY for Inf). */
-static double overflow_error(infer_device dev, const char *ops, const char *nodes) {
+/* An engine of overflow.onnx in fp16 (dev: CUDA, or the CPU's fp16 storage) with
+ * precision.fp32_ops and precision.fp32_nodes as given (NULL: the default), keeping its
+ * values when `keep`. */
+static infer_engine *overflow_engine(infer_device dev, const char *ops, const char *nodes,
+                                     int keep) {
   char path[2048];
   snprintf(path, sizeof path, "%s/overflow.onnx", dir);
   infer_options *o = NULL;
   infer_engine *e = NULL;
-  infer_context *c = NULL;
-  double worst = NAN;
   EXPECT_STATUS(infer_options_create(&o), INFER_OK);
   infer_options_set_device(o, dev, 0);
   infer_options_set_precision(o, INFER_PRECISION_FP16);
+  if (keep) EXPECT_STATUS(infer_options_set_config(o, "keep_values", "1"), INFER_OK);
   if (dev == INFER_DEVICE_CPU) infer_options_set_config(o, "cpu.fp16_storage", "1");
   if (ops) EXPECT_STATUS(infer_options_set_config(o, "precision.fp32_ops", ops), INFER_OK);
   if (nodes) EXPECT_STATUS(infer_options_set_config(o, "precision.fp32_nodes", nodes), INFER_OK);
-  if (EXPECT_STATUS(infer_engine_load(path, o, &e), INFER_OK)) {
+  EXPECT_STATUS(infer_engine_load(path, o, &e), INFER_OK);
+  infer_options_release(o);
+  return e;
+}
+
+/* y of overflow.onnx on (dev, fp16 storage) with the given precision.fp32_* entries:
+ * its largest relative error against float64's (INFINITY for Inf). */
+static double overflow_error(infer_device dev, const char *ops, const char *nodes) {
+  char path[2048];
+  infer_engine *e = overflow_engine(dev, ops, nodes, 0);
+  infer_context *c = NULL;
+  double worst = NAN;
+  if (e) {
     c = run(e, "overflow_input.npy");
     infer_tensor y, ref;
     snprintf(path, sizeof path, "%s/overflow_output.npy", dir);
@@ -207,7 +220,6 @@ static double overflow_error(infer_device dev, const char *ops, const char *node
          nodes ? nodes : "-", worst);
   infer_context_release(c);
   infer_engine_release(e);
-  infer_options_release(o);
   return worst;
 }
 
@@ -232,25 +244,6 @@ static void mixed_precision_checks(infer_device dev) {
   infer_options_release(o);
 }
 
-/* An engine of overflow.onnx in fp16 (dev: CUDA, or the CPU's fp16 storage) keeping
- * its values, with precision.fp32_ops and precision.fp32_nodes as given. */
-static infer_engine *overflow_engine(infer_device dev, const char *ops, const char *nodes) {
-  char path[2048];
-  snprintf(path, sizeof path, "%s/overflow.onnx", dir);
-  infer_options *o = NULL;
-  infer_engine *e = NULL;
-  EXPECT_STATUS(infer_options_create(&o), INFER_OK);
-  infer_options_set_device(o, dev, 0);
-  infer_options_set_precision(o, INFER_PRECISION_FP16);
-  EXPECT_STATUS(infer_options_set_config(o, "keep_values", "1"), INFER_OK);
-  if (dev == INFER_DEVICE_CPU) infer_options_set_config(o, "cpu.fp16_storage", "1");
-  if (ops) EXPECT_STATUS(infer_options_set_config(o, "precision.fp32_ops", ops), INFER_OK);
-  if (nodes) EXPECT_STATUS(infer_options_set_config(o, "precision.fp32_nodes", nodes), INFER_OK);
-  EXPECT_STATUS(infer_engine_load(path, o, &e), INFER_OK);
-  infer_options_release(o);
-  return e;
-}
-
 /* The injected fp16-unsafe node (issue 16): overflow.onnx's Pow ("square", value "sq")
  * overflows float16 when nothing is kept in float32. The comparison against fp32 must
  * rank it first, with infinities in its output and reference values beyond float16's
@@ -259,8 +252,8 @@ static infer_engine *overflow_engine(infer_device dev, const char *ops, const ch
 static void overflow_ranking_checks(infer_device dev) {
   const char *where = dev == INFER_DEVICE_CUDA ? "CUDA fp16" : "CPU fp16 storage";
   infer_engine *ref = build("overflow.onnx", INFER_DEVICE_CPU, INFER_PRECISION_FP32, NULL, NULL, 1);
-  infer_engine *bad = overflow_engine(dev, "none", NULL);
-  infer_engine *fixed = overflow_engine(dev, "none", "square,sum_sq");
+  infer_engine *bad = overflow_engine(dev, "none", NULL, 1);
+  infer_engine *fixed = overflow_engine(dev, "none", "square,sum_sq", 1);
   infer_context *rc = run(ref, "overflow_input.npy"), *bc = run(bad, "overflow_input.npy"),
                 *fc = run(fixed, "overflow_input.npy");
   infer_value_error *rows = NULL;

@@ -3,7 +3,6 @@
  * the epilogue variants and of the alternative implementations (conv_alt.h). */
 #include <string.h>
 
-#include "../../kernels/conv_epilogue.h"
 #include "cuda_conv.h"
 
 /* Runs the convolution with its epilogue once: the fused cuDNN call, or the

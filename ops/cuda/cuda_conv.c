@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "algo_cache.h"
-#include "../../kernels/conv_epilogue.h"
 #include "../../kernels/conv_pad.h"
 #include "../../kernels/k_dtype.h"
 #include "cuda_conv.h"

@@ -37,7 +37,7 @@ typedef struct conv_state {
   int64_t alt_ws;
 } conv_state;
 
-/* ---- conv_then_epilogue.c ------------------------------------------------------------------ */
+/* ---- conv_then_epilogue.c ---------------------------------------------------------- */
 
 /* cuDNN's convolution of src into y, then the epilogue kernel: y = act(conv + bias + z),
  * the bias inside cuDNN's float32 accumulation in float16 (bias_first). w: the weights,
