@@ -72,6 +72,8 @@ static bool node_per_row(const graph *g, const node *n) {
         return false; /* batch-dependent indices */
       return !names_axis0(int_attr(n, "axis", axis_ops[k].def), r);
     }
+  if (strcmp(n->op_type, "RowGather") == 0) /* rows after the prefix: batch rows apart */
+    return v0 && v0->shape_dep && int_attr(n, "prefix", 0) >= 1;
   if (strcmp(n->op_type, "Transpose") == 0) {
     const int64_t *p;
     int c = -1;

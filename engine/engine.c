@@ -74,6 +74,10 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
   TRY(pass_fuse_concat_chain(g, &fused));
   log_info(&o->log, "pass fuse-concat-chain: nodes %d -> %d (%d removed)", before_ew,
            graph_live_nodes(g), fused);
+  before_ew = graph_live_nodes(g);
+  TRY(pass_fuse_row_gather(g, &fused));
+  log_info(&o->log, "pass fuse-row-gather: nodes %d -> %d (%d removed)", before_ew,
+           graph_live_nodes(g), fused);
   return INFER_OK;
 }
 

@@ -3,7 +3,7 @@
  *
  *   infer-and-fold -> einsum-to-matmul -> remove-identity -> fold-conv-bn -> cancel-transposes
  *   -> fuse-chains -> fuse-conv-epilogue -> fuse-matmul-epilogue -> [to-channels-last]
- *   -> remove-dead -> plan
+ *   -> fuse-elementwise -> fuse-concat-chain -> fuse-row-gather -> remove-dead -> plan
  *
  * Contract shared by every pass here:
  * - Nodes are never deleted, only marked `removed`; values are never deleted, so
@@ -82,6 +82,12 @@ infer_status pass_fuse_elementwise(graph *g, int *removed);
  * operand goes into the chain (attribute concat), which reads the parts in place
  * (engine/pass_concat_chain.c). */
 infer_status pass_fuse_concat_chain(graph *g, int *removed);
+
+/* Last: groups of data-movement nodes (Concat, Transpose, Slice, Split and reshapes)
+ * that keep to the trailing dims -> one RowGather (domain infer) whose outputs are the
+ * group's values read elsewhere; each element read and written once
+ * (engine/pass_row_gather.c). */
+infer_status pass_fuse_row_gather(graph *g, int *removed);
 
 /* An inference BatchNormalization left unfolded -> FusedChain x * a[c] + b[c]
  * (engine/pass_bn_affine.c). *rewritten: nodes rewritten. */

@@ -170,9 +170,10 @@ const op_desc op_concat = {.name = "Concat",
 
 /* ---- the family -------------------------------------------------------------------------- */
 
-extern const op_desc op_split, op_slice, op_gather, op_gather_elements, op_tile, op_trilu;
+extern const op_desc op_split, op_slice, op_gather, op_gather_elements, op_tile, op_trilu,
+    op_row_gather;
 
 const op_desc *const ops_movement[] = {
     &op_transpose, &op_concat, &op_split, &op_slice,  &op_gather, &op_gather_elements,
-    &op_tile,      &op_trilu,  &op_pad,   &op_resize, NULL,
+    &op_tile,      &op_trilu,  &op_pad,   &op_resize, &op_row_gather, NULL,
 };

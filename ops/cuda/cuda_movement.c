@@ -81,9 +81,10 @@ static const cuda_op cuda_concat = {.name = "Concat", .prepare = concat_prepare,
 /* ---- the family ------------------------------------------------------------------------- */
 
 extern const cuda_op cuda_split, cuda_slice, cuda_gather, cuda_gather_elements, cuda_tile,
-    cuda_trilu, cuda_pad, cuda_resize;
+    cuda_trilu, cuda_pad, cuda_resize, cuda_row_gather;
 
 const cuda_op *const cuda_ops_movement[] = {
     &cuda_transpose,       &cuda_concat, &cuda_split, &cuda_slice, &cuda_gather,
-    &cuda_gather_elements, &cuda_tile,   &cuda_trilu, &cuda_pad,   &cuda_resize, NULL,
+    &cuda_gather_elements, &cuda_tile,   &cuda_trilu, &cuda_pad,   &cuda_resize,
+    &cuda_row_gather,      NULL,
 };
