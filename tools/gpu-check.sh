@@ -34,6 +34,8 @@
 #       and --bench --streams N (STREAMS_N, default "1 2 3") from host fp32 input and with
 #       --input-type u8; the summary gives images/s, the share of --no-transfers and the
 #       copy time hidden of each.
+#   COMPARE_PRECISION=1 (with STREAMS_BENCH or the full suite): --compare-precision timed
+#   on the zoo's ResNet-50 and ViT-B/16 (ZOO_MODELS must hold them).
 #   The fp16 model tests compare infer's error with PyTorch's own fp16 error on the same
 #   weights and input, which the CTest setup gpu_model_zoo_torch_fp16 measures once on
 #   this GPU (models/torch_fp16_error.py) into the zoo's torch_fp16_error.json before
@@ -131,6 +133,49 @@ cache_build_times() { # MODEL.onnx [BATCH]: build times without and with the alg
   done
 }
 
+# issue 16: --compare-precision's ranked table (CUDA fp16 against the CPU's fp32, batch 1)
+# on ResNet-50 and ViT-B/16, timed (target: under 30 s each), from the zoo exports in $1
+compare_precision_times() {
+  local m t0 rc
+  for m in resnet50 vit_b_16; do
+    [ -f "$1/$m.onnx" ] || { note "$m --compare-precision: no $1/$m.onnx"; continue; }
+    t0=$(date +%s%N)
+    $build/infer "$1/$m.onnx" --device cuda --precision fp16 --batch 1 --compare-precision \
+      >"$out/compare_precision_$m.log" 2>&1
+    rc=$?
+    note "$m --compare-precision cuda fp16: rc=$rc in $(( ($(date +%s%N) - t0) / 1000000 )) ms, $(grep -cE '^ *[0-9]+ ' "$out/compare_precision_$m.log") rows; first: $(grep -m1 -E '^ *1 ' "$out/compare_precision_$m.log" | tr -s ' ' | cut -c1-160)"
+  done
+}
+
+# ---- the peer benchmark (the section at the end says what it runs) ----------------------
+peer_bench() {
+if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/null; then
+    t0=$(date +%s)
+    PYTHONUNBUFFERED=1 python3 tools/bench_peer.py --infer $build/infer \
+      ${BENCH_MODELS:+--models "$BENCH_MODELS"} ${BENCH_COMPILE:+--compile} --out /tmp/bench \
+      --deadline ${BENCH_DEADLINE:-400} --markdown "$out/peer_table.md" >"$out/bench_peer.log" 2>&1
+    note "peer benchmark (rc=$?, $(( $(date +%s) - t0 )) s; peer_table.md):"
+    while read -r l; do note "  $l"; done < <(grep -E '^\||^geometric|^fp16|^fp32' "$out/bench_peer.log")
+    # BENCH_EXTRAS=0 leaves out the profiles and the --cache build times (a short call)
+    [ "${BENCH_EXTRAS:-1}" = 1 ] &&
+    grep -E '^\| [a-z]' "$out/bench_peer.log" | awk -F'|' '{gsub(/[ x]/,"",$(NF-1)); if ($(NF-1)+0 < 1.2) print $2, $3}' |
+    while read -r m b; do
+      [ -f /tmp/bench/$m.onnx ] || continue
+      $build/infer /tmp/bench/$m.onnx --device cuda --precision fp16 --batch $b --profile \
+        >"$out/profile_${m}_$b.log" 2>&1
+      note "  profile $m b$b: $(grep -E '^total' "$out/profile_${m}_$b.log" | cut -c1-80)"
+      while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_${m}_$b.log" |
+        awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
+        sort -rn | head -8)
+    done
+    if [ "${BENCH_EXTRAS:-1}" = 1 ]; then
+      cache_build_times /tmp/bench/vit_b_16.onnx 128
+      cache_build_times /tmp/bench/resnet50.onnx 256
+    fi
+  fi
+  
+}
+
 # ---- ZOO_TABLE=1: export the torchvision zoo, table of cpu / cuda fp32 / cuda fp16 ------------
 if [ "${ZOO_TABLE:-0}" = 1 ]; then
   models=${ZOO_MODELS:-resnet18,resnet50,resnext50_32x4d,wide_resnet50_2,mobilenet_v2,mobilenet_v3_large,efficientnet_b0,densenet121,vgg16,squeezenet1_1,googlenet,inception_v3,shufflenet_v2_x1_0,regnet_y_400mf,mnasnet1_0,convnext_tiny,vit_b_16}
@@ -213,6 +258,7 @@ if [ "${STREAMS_BENCH:-0}" = 1 ]; then
     >"$out/ctest.log" 2>&1
   note "ctest (issue 12 gpu tests): rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed' "$out/ctest.log")"
   while read -r l; do note "  $l"; done < <(grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|Not Run)' "$out/ctest.log" | head -20)
+  cp $build/Testing/Temporary/LastTest.log "$out/ctest_full.log" 2>/dev/null
   zoo=/tmp/zoo17
   models=${STREAMS_MODELS:-resnet50,mobilenet_v2}
   python3 models/export_zoo.py $zoo --models "$models" --opset 17 >"$out/zoo_export.log" 2>&1
@@ -238,6 +284,8 @@ if [ "${STREAMS_BENCH:-0}" = 1 ]; then
       done
     done
   done
+  [ "${COMPARE_PRECISION:-0}" = 1 ] && compare_precision_times $build/models-zoo
+  [ -n "${BENCH_MODELS:-}" ] && peer_bench # the peer benchmark of these too, when asked
   finish
   exit 0
 fi
@@ -304,6 +352,7 @@ if command -v compute-sanitizer >/dev/null; then
   done
 fi
 fi # QUICK
+[ "${COMPARE_PRECISION:-0}" = 1 ] && compare_precision_times $build/models-zoo
 
 # ---- torchvision ResNet-50: CPU reference vs GPU fp32 and fp16 ------------------------------
 if [ "${SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/null; then
@@ -332,29 +381,6 @@ fi # SKIP_TESTS
 # batches, plus batch 1 of ResNet-50, MobileNetV2, ViT-B/16); BENCH_COMPILE=1 adds
 # torch.compile (default and reduce-overhead); BENCH_DEADLINE (s, default 400) stops
 # starting new cases. Then the profile of every case below 1.2x (the 8 costliest op kinds).
-if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/null; then
-  t0=$(date +%s)
-  PYTHONUNBUFFERED=1 python3 tools/bench_peer.py --infer $build/infer \
-    ${BENCH_MODELS:+--models "$BENCH_MODELS"} ${BENCH_COMPILE:+--compile} --out /tmp/bench \
-    --deadline ${BENCH_DEADLINE:-400} --markdown "$out/peer_table.md" >"$out/bench_peer.log" 2>&1
-  note "peer benchmark (rc=$?, $(( $(date +%s) - t0 )) s; peer_table.md):"
-  while read -r l; do note "  $l"; done < <(grep -E '^\||^geometric|^fp16|^fp32' "$out/bench_peer.log")
-  # BENCH_EXTRAS=0 leaves out the profiles and the --cache build times (a short call)
-  [ "${BENCH_EXTRAS:-1}" = 1 ] &&
-  grep -E '^\| [a-z]' "$out/bench_peer.log" | awk -F'|' '{gsub(/[ x]/,"",$(NF-1)); if ($(NF-1)+0 < 1.2) print $2, $3}' |
-  while read -r m b; do
-    [ -f /tmp/bench/$m.onnx ] || continue
-    $build/infer /tmp/bench/$m.onnx --device cuda --precision fp16 --batch $b --profile \
-      >"$out/profile_${m}_$b.log" 2>&1
-    note "  profile $m b$b: $(grep -E '^total' "$out/profile_${m}_$b.log" | cut -c1-80)"
-    while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_${m}_$b.log" |
-      awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
-      sort -rn | head -8)
-  done
-  if [ "${BENCH_EXTRAS:-1}" = 1 ]; then
-    cache_build_times /tmp/bench/vit_b_16.onnx 128
-    cache_build_times /tmp/bench/resnet50.onnx 256
-  fi
-fi
+peer_bench
 
 finish
