@@ -10,6 +10,7 @@
 // without bank conflicts.
 #include "attention.h"
 #include "k_common.cuh"
+#include "k_mma.cuh"
 
 #include <math.h>
 
@@ -23,29 +24,7 @@ struct view4 {
 
 view4 to_view4(const k_attn_view *w) { return {w->offset, w->strides[0], w->strides[1], w->strides[2]}; }
 
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-__device__ __forceinline__ void mma16816(float *c, const uint32_t *a, const uint32_t *b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-__device__ __forceinline__ void ldsm_x4(uint32_t *r, const __half *p) {
-  uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t *r, const __half *p) {
-  uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-
+#if K_MMA_AVAILABLE
 __device__ __forceinline__ uint32_t pack_half2(float a, float b) {
   __half2 h = __floats2half2_rn(a, b);
   return *reinterpret_cast<uint32_t *>(&h);
@@ -94,7 +73,7 @@ __global__ void __launch_bounds__(kThreads)
   uint32_t qf[KK][4];
 #pragma unroll
   for (int kk = 0; kk < KK; kk++)
-    ldsm_x4(qf[kk], qs + (warp * 16 + (lane % 16)) * LD + kk * 16 + (lane / 16) * 8);
+    k_ldsm_x4(qf[kk], qs + (warp * 16 + (lane % 16)) * LD + kk * 16 + (lane / 16) * 8);
   float acc[DT][4];
 #pragma unroll
   for (int t = 0; t < DT; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
@@ -118,9 +97,9 @@ __global__ void __launch_bounds__(kThreads)
       for (int kk = 0; kk < KK; kk++) {
         if (nt / 2 >= n16) continue; // keys past sk: masked below
         uint32_t b[4];
-        ldsm_x4(b, ks + (nt * 8 + (lane % 8) + (lane / 16) * 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
-        mma16816(s[nt], qf[kk], b);
-        mma16816(s[nt + 1], qf[kk], b + 2);
+        k_ldsm_x4(b, ks + (nt * 8 + (lane % 8) + (lane / 16) * 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
+        k_mma16816(s[nt], qf[kk], b);
+        k_mma16816(s[nt + 1], qf[kk], b + 2);
       }
     float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
@@ -175,9 +154,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int dt = 0; dt < DT; dt += 2) {
         uint32_t b[4];
-        ldsm_x4_trans(b, vs + (kq * 16 + (lane % 8) + (i % 2) * 8) * LD + dt * 8 + (i / 2) * 8);
-        mma16816(acc[dt], pa, b);
-        mma16816(acc[dt + 1], pa, b + 2);
+        k_ldsm_x4_trans(b, vs + (kq * 16 + (lane % 8) + (i % 2) * 8) * LD + dt * 8 + (i / 2) * 8);
+        k_mma16816(acc[dt], pa, b);
+        k_mma16816(acc[dt + 1], pa, b + 2);
       }
     }
   }

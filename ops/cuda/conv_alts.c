@@ -10,6 +10,7 @@ extern const conv_alt conv_alt_pointwise; /* conv_pointwise.c */
 extern const conv_alt conv_alt_depthwise3x3; /* conv_depthwise.c */
 extern const conv_alt conv_alt_patch_gemm; /* conv_patch_gemm.c */
 extern const conv_alt conv_alt_depthwise_tiled; /* conv_depthwise_tiled.c */
+extern const conv_alt conv_alt_pointwise_stream; /* conv_pointwise_stream.c */
 
 const conv_alt *const conv_alts[] = {
     &conv_alt_gemm_1x1,
@@ -19,4 +20,5 @@ const conv_alt *const conv_alts[] = {
     &conv_alt_depthwise3x3,
     &conv_alt_patch_gemm,
     &conv_alt_depthwise_tiled,
+    &conv_alt_pointwise_stream,
     NULL};
