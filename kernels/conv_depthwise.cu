@@ -196,8 +196,7 @@ __device__ __forceinline__ void dw_strips(const dw_args &a, const float *sw, int
 #pragma unroll
         for (int v = 0; v < V; v++) o[v] += zv[v];
       }
-#pragma unroll
-      for (int v = 0; v < V; v++) o[v] = conv_act_f(a.act, a.alpha, a.beta, o[v]);
+      conv_act_n<V>(a.act, a.alpha, a.beta, o);
       dw_store<V>(a.y + yo + (int64_t)p * a.c, o);
     }
   }

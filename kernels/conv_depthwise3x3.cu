@@ -97,8 +97,7 @@ template <int SW> __global__ void __launch_bounds__(DW3_THREADS, 4) dw3_kernel(c
 #pragma unroll
       for (int v = 0; v < 8; v++) o[v] += zv[v];
     }
-#pragma unroll
-    for (int v = 0; v < 8; v++) o[v] = conv_act_f(a.act, a.alpha, a.beta, o[v]);
+    conv_act_n<8>(a.act, a.alpha, a.beta, o);
     *reinterpret_cast<uint4 *>(a.y + yo + (int64_t)p * a.c) = k_half8_pack(o);
   }
 }

@@ -110,30 +110,6 @@ __device__ __forceinline__ float dwt_min_keep_nan(float v, float m) {
 #endif
 }
 
-// The activation on V values, switching once per pixel rather than once per value.
-template <int V> __device__ __forceinline__ void dwt_act(int act, float al, float be, float *o) {
-#define DWT_ACT_CASE(k)                                                              \
-  case k:                                                                            \
-    _Pragma("unroll") for (int v = 0; v < V; v++) o[v] = conv_act_f(k, al, be, o[v]); \
-    break;
-  switch (act) {
-    case 0: break;
-    DWT_ACT_CASE(1)
-    DWT_ACT_CASE(2)
-    DWT_ACT_CASE(3)
-    DWT_ACT_CASE(4)
-    DWT_ACT_CASE(5)
-    DWT_ACT_CASE(6)
-    DWT_ACT_CASE(7)
-    DWT_ACT_CASE(8)
-    DWT_ACT_CASE(9)
-    default: // a code conv_act.cuh gains later
-#pragma unroll
-      for (int v = 0; v < V; v++) o[v] = conv_act_f(act, al, be, o[v]);
-  }
-#undef DWT_ACT_CASE
-}
-
 // One filter row's share of a strip. xb: the input row at the strip's first column
 // iw0 and this thread's channel c0 (a position left of the row when iw0 < 0: only
 // columns inside are read); column j is at xb + j * c. EDGE: only columns j in
@@ -233,7 +209,7 @@ __device__ __forceinline__ void dwt_strip(const dwt_args &a, const float *wt, in
     dwt_unpack<V>(zr[p], zv); // zeros without z
 #pragma unroll
     for (int v = 0; v < V; v++) o[v] = acc[p][v] + bv[v] + zv[v];
-    dwt_act<V>(a.act, a.alpha, a.beta, o);
+    conv_act_n<V>(a.act, a.alpha, a.beta, o);
     *reinterpret_cast<raw *>(a.y + yo + (int64_t)p * a.c) = dwt_pack<V>(o);
   }
 }

@@ -46,13 +46,16 @@ struct epi_rows_f {
   }
   __device__ __forceinline__ void store(int64_t i, const item &it, const param &p) const {
     vec r;
+    float v[V];
 #pragma unroll
     for (int e = 0; e < V; e++) {
-      float v = k_to_f(it.y.v[e]);
-      if (bias) v += p.b[e];
-      if (z) v += k_to_f(it.z.v[e]);
-      r.v[e] = k_from_f<T>(conv_act_f(act, a, b, v));
+      v[e] = k_to_f(it.y.v[e]);
+      if (bias) v[e] += p.b[e];
+      if (z) v[e] += k_to_f(it.z.v[e]);
     }
+    conv_act_n<V>(act, a, b, v);
+#pragma unroll
+    for (int e = 0; e < V; e++) r.v[e] = k_from_f<T>(v[e]);
     ((vec *)y)[i] = r;
   }
 };

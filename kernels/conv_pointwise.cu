@@ -145,8 +145,7 @@ template <int BN> __global__ void __launch_bounds__(PW_THREADS, 2) pw_kernel(con
 #pragma unroll
       for (int e = 0; e < 8; e++) v[e] += t[e];
     }
-#pragma unroll
-    for (int e = 0; e < 8; e++) v[e] = conv_act_f(a.act, a.alpha, a.beta, v[e]);
+    conv_act_n<8>(a.act, a.alpha, a.beta, v);
     *reinterpret_cast<uint4 *>(a.y + o) = k_half8_pack(v);
   }
 }

@@ -48,6 +48,7 @@ static emu_barrier *g_bar;
 inline void __syncthreads() { g_bar->wait(); }
 template <class T> T __ldg(const T *p) { return *p; }
 #define __expf expf
+#define __fdividef(a, b) ((a) / (b))
 #define __launch_bounds__(...)
 alignas(16) float4 dwt_smem[16384];
 #include "conv_depthwise_tiled_v4.cu"
