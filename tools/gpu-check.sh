@@ -20,12 +20,17 @@
 #       (ZOO_MODELS; batches as the speed issue's table) infer's fp16 throughput with
 #       device-resident inputs (--bench --no-transfers) and the costliest steps of
 #       --profile: where the time goes, before a peer benchmark.
+#       PROFILE_CONFIG="key=value" adds a second profile with that config (e.g.
+#       cuda.conv_impl=pw-stream); NCU="regex:count:infer args;..." runs Nsight Compute on
+#       the first launches of those kernels in NCU_MODEL's build and profile.
 #   Other knobs: ZOO_MODELS (without ZOO_TABLE: the models the model tests export and
 #   check, default resnet50,mobilenet_v2,efficientnet_b0,vit_b_16),
 #   CTEST_REGEX (only the tests it matches), CTEST_LIMIT (s), QUICK=1,
 #   SKIP_TORCH=1, SKIP_BENCH=1, SKIP_TESTS=1 (build, then the benchmark only),
 #   BENCH_MODELS="name:batch,...", BENCH_COMPILE=1 (torch.compile in the peer benchmark),
-#   BENCH_DEADLINE=S, BENCH_EXTRAS=0 (no profiles or --cache times after the benchmark).
+#   BENCH_DEADLINE=S, BENCH_EXTRAS=0 (no profiles or --cache times after the benchmark),
+#   BENCH_PREWARM=N (with BENCH_COMPILE: export and compile every case in N processes
+#   first, so that the whole zoo fits one call).
 #   STREAMS_BENCH=1
 #       instead of the full suite: the gpu tests of issue 12 (async runs, in-place
 #       buffers, uint8 inputs, --streams, threads, bindings, server; CTEST_REGEX overrides
@@ -152,7 +157,8 @@ peer_bench() {
 if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/null; then
     t0=$(date +%s)
     PYTHONUNBUFFERED=1 python3 tools/bench_peer.py --infer $build/infer \
-      ${BENCH_MODELS:+--models "$BENCH_MODELS"} ${BENCH_COMPILE:+--compile} --out /tmp/bench \
+      ${BENCH_MODELS:+--models "$BENCH_MODELS"} ${BENCH_COMPILE:+--compile} \
+      ${BENCH_PREWARM:+--prewarm $BENCH_PREWARM} --out /tmp/bench \
       --deadline ${BENCH_DEADLINE:-400} --markdown "$out/peer_table.md" >"$out/bench_peer.log" 2>&1
     note "peer benchmark (rc=$?, $(( $(date +%s) - t0 )) s; peer_table.md):"
     while read -r l; do note "  $l"; done < <(grep -E '^\||^geometric|^fp16|^fp32' "$out/bench_peer.log")
@@ -245,7 +251,38 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
     while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_$m.log" |
       awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
       sort -rn | head -6)
+    if [ -n "${PROFILE_CONFIG:-}" ]; then # the same profile with an implementation forced
+      $build/infer $zoo/$m.onnx --device cuda --precision fp16 --batch $b --profile \
+        --config "$PROFILE_CONFIG" >"$out/profile_${m}_config.log" 2>&1
+      note "  --config $PROFILE_CONFIG: $(grep -E '^total' "$out/profile_${m}_config.log" | cut -c1-100)"
+      while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_${m}_config.log" |
+        awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
+        sort -rn | head -4)
+    fi
   done
+  # NCU="regex:count:infer args;...": per run, Nsight Compute's speed-of-light, occupancy,
+  # memory and warp-stall sections for the first `count` launches of the kernels matching
+  # regex while NCU_MODEL (default the first of ZOO_MODELS) builds and profiles with those
+  # extra infer args (e.g. --config cuda.conv_impl=...); clocks left alone
+  if [ -n "${NCU:-}" ]; then
+    ncu_bin=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    nm=${NCU_MODEL:-${models%%,*}}
+    k=0
+    IFS=';' read -ra ncu_runs <<<"$NCU"
+    for r in "${ncu_runs[@]}"; do
+      k=$((k + 1))
+      IFS=':' read -r kre kcount kargs <<<"$r"
+      t0=$(date +%s)
+      timeout ${NCU_LIMIT:-120} $ncu_bin --clock-control none --kernel-name "regex:$kre" \
+        --launch-count ${kcount:-6} --section SpeedOfLight --section Occupancy \
+        --section LaunchStats --section MemoryWorkloadAnalysis --section WarpStateStats \
+        $build/infer $zoo/$nm.onnx --device cuda --precision fp16 --batch $(zoo_batch $nm) --profile \
+        $kargs >"$out/ncu_$k.txt" 2>&1
+      note "ncu run $k on $nm, /$kre/ x${kcount:-6} $kargs: rc=$? in $(( $(date +%s) - t0 )) s (ncu_$k.txt)"
+      while read -r l; do note "  $l"; done < <(grep -E '^  [a-zA-Z_].*\(|DRAM Throughput|Duration|Achieved Occupancy|Registers Per|L1/TEX Hit|L2 Hit|Grid Size' "$out/ncu_$k.txt" | sed 's/  */ /g' | head -${NCU_LINES:-80})
+    done
+  fi
+  [ -n "${BENCH_MODELS:-}" ] && peer_bench # the peer benchmark of these too, when asked
   finish
   exit 0
 fi
