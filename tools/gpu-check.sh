@@ -21,8 +21,8 @@
 #       device-resident inputs (--bench --no-transfers) and the costliest steps of
 #       --profile: where the time goes, before a peer benchmark.
 #       PROFILE_CONFIG="key=value" adds a second profile with that config (e.g.
-#       cuda.conv_impl=pw-stream); NCU="regex:count:infer args;..." runs Nsight Compute on
-#       the first launches of those kernels in NCU_MODEL's build and profile.
+#       cuda.conv_impl=pw-stream); NCU="regex:count:model:infer args;..." runs Nsight
+#       Compute on the first launches of those kernels in that model's build and profile.
 #   Other knobs: ZOO_MODELS (without ZOO_TABLE: the models the model tests export and
 #   check, default resnet50,mobilenet_v2,efficientnet_b0,vit_b_16),
 #   CTEST_REGEX (only the tests it matches), CTEST_LIMIT (s), QUICK=1,
@@ -260,18 +260,19 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
         sort -rn | head -4)
     fi
   done
-  # NCU="regex:count:infer args;...": per run, Nsight Compute's speed-of-light, occupancy,
-  # memory and warp-stall sections for the first `count` launches of the kernels matching
-  # regex while NCU_MODEL (default the first of ZOO_MODELS) builds and profiles with those
-  # extra infer args (e.g. --config cuda.conv_impl=...); clocks left alone
+  # NCU="regex:count:model:infer args;...": per run, Nsight Compute's speed-of-light,
+  # occupancy, memory and warp-stall sections for the first `count` launches of the
+  # kernels matching regex while the zoo's `model` (empty: the first of ZOO_MODELS)
+  # builds and profiles with those extra infer args (e.g. --config cuda.conv_impl=...);
+  # clocks left alone
   if [ -n "${NCU:-}" ]; then
     ncu_bin=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    nm=${NCU_MODEL:-${models%%,*}}
     k=0
     IFS=';' read -ra ncu_runs <<<"$NCU"
     for r in "${ncu_runs[@]}"; do
       k=$((k + 1))
-      IFS=':' read -r kre kcount kargs <<<"$r"
+      IFS=':' read -r kre kcount nm kargs <<<"$r"
+      nm=${nm:-${models%%,*}}
       t0=$(date +%s)
       timeout ${NCU_LIMIT:-120} $ncu_bin --clock-control none --kernel-name "regex:$kre" \
         --launch-count ${kcount:-6} --section SpeedOfLight --section Occupancy \
