@@ -23,6 +23,10 @@ mode) and the geometric mean of the ratios over the cases are printed as markdow
 end and written to --markdown when given; the raw figures go to DIR/peer.json. A case not
 started by --deadline seconds reads "not run (time)".
 
+--append keeps the cases already in DIR/peer.json (an earlier call on the same machine:
+the zoo with torch.compile takes longer than one device call allows) and prints the
+table and the geometric mean over all of them.
+
 --prewarm N (with --compile) first exports every model and compiles it in both modes in N
 worker processes at once, nothing timed, so that the timed loop after finds the ONNX
 files and torch.compile's caches (inductor's FX graph and AOT caches) warm: the whole zoo
@@ -192,6 +196,9 @@ def main():
     ap.add_argument("--out", default="/tmp/bench_peer")
     ap.add_argument("--deadline", type=float, default=0, help="seconds; 0: none")
     ap.add_argument("--markdown", default=None)
+    ap.add_argument("--append", action="store_true",
+                    help="keep the cases of DIR/peer.json from an earlier run (another call "
+                         "on the same machine) and print the table over all of them")
     ap.add_argument("--prewarm", type=int, default=0,
                     help="with --compile: export and compile every case first in N processes")
     args = ap.parse_args()
@@ -211,6 +218,15 @@ def main():
         prewarm(cases, args.precision, args.out, args.prewarm)
     t_start = time.time()
     rows, raw = [], []
+    if args.append and os.path.exists(os.path.join(args.out, "peer.json")):
+        with open(os.path.join(args.out, "peer.json")) as f:
+            for r in json.load(f):
+                if (r["model"], r["batch"]) in cases:
+                    continue  # measured again now
+                raw.append(r)
+                rows.append((r["model"], r["batch"], r["torch_images_per_s"],
+                             r["infer"]["images_per_s"] if r["infer"] else None, r["error"]))
+        print("append: %d case(s) kept from %s" % (len(raw), os.path.join(args.out, "peer.json")))
     models = {}
     for name, batch in cases:
         if args.deadline and time.time() - t_start > args.deadline:

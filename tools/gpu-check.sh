@@ -30,7 +30,9 @@
 #   BENCH_MODELS="name:batch,...", BENCH_COMPILE=1 (torch.compile in the peer benchmark),
 #   BENCH_DEADLINE=S, BENCH_EXTRAS=0 (no profiles or --cache times after the benchmark),
 #   BENCH_PREWARM=N (with BENCH_COMPILE: export and compile every case in N processes
-#   first, so that the whole zoo fits one call).
+#   first), BENCH_APPEND=1 (keep the cases an earlier call on the same, still warm
+#   machine measured, and print the table over all: the zoo with torch.compile takes
+#   two calls).
 #   STREAMS_BENCH=1
 #       instead of the full suite: the gpu tests of issue 12 (async runs, in-place
 #       buffers, uint8 inputs, --streams, threads, bindings, server; CTEST_REGEX overrides
@@ -158,7 +160,7 @@ if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/
     t0=$(date +%s)
     PYTHONUNBUFFERED=1 python3 tools/bench_peer.py --infer $build/infer \
       ${BENCH_MODELS:+--models "$BENCH_MODELS"} ${BENCH_COMPILE:+--compile} \
-      ${BENCH_PREWARM:+--prewarm $BENCH_PREWARM} --out /tmp/bench \
+      ${BENCH_PREWARM:+--prewarm $BENCH_PREWARM} ${BENCH_APPEND:+--append} --out /tmp/bench \
       --deadline ${BENCH_DEADLINE:-400} --markdown "$out/peer_table.md" >"$out/bench_peer.log" 2>&1
     note "peer benchmark (rc=$?, $(( $(date +%s) - t0 )) s; peer_table.md):"
     while read -r l; do note "  $l"; done < <(grep -E '^\||^geometric|^fp16|^fp32' "$out/bench_peer.log")
