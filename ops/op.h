@@ -100,6 +100,7 @@ extern const op_desc *const ops_vision[];
 extern const op_desc *const ops_quant[];
 extern const op_desc *const ops_misc[];
 extern const op_desc *const ops_control[];
+extern const op_desc *const ops_recurrent[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 

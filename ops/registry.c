@@ -12,6 +12,7 @@ static const op_desc *const *const families[] = {
     ops_quant,  /* ops/quant.c */
     ops_misc,   /* ops/misc.c */
     ops_control, /* ops/control.c */
+    ops_recurrent, /* ops/recurrent.c */
 };
 enum { FAMILY_COUNT = sizeof families / sizeof families[0] };
 
