@@ -101,6 +101,7 @@ extern const op_desc *const ops_quant[];
 extern const op_desc *const ops_misc[];
 extern const op_desc *const ops_control[];
 extern const op_desc *const ops_recurrent[];
+extern const op_desc *const ops_attention_onnx[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 

@@ -13,6 +13,7 @@ static const op_desc *const *const families[] = {
     ops_misc,   /* ops/misc.c */
     ops_control, /* ops/control.c */
     ops_recurrent, /* ops/recurrent.c */
+    ops_attention_onnx, /* ops/attention_onnx.c */
 };
 enum { FAMILY_COUNT = sizeof families / sizeof families[0] };
 
