@@ -295,4 +295,6 @@ static const op_desc attention_op = {.name = "Attention",
                                      .run = attn_run,
                                      .workspace = attn_workspace};
 
-const op_desc *const ops_attention_onnx[] = {&attention_op, NULL};
+extern const op_desc op_rotary_embedding; /* rotary_embedding.c */
+
+const op_desc *const ops_attention_onnx[] = {&attention_op, &op_rotary_embedding, NULL};
