@@ -102,6 +102,7 @@ extern const op_desc *const ops_misc[];
 extern const op_desc *const ops_control[];
 extern const op_desc *const ops_recurrent[];
 extern const op_desc *const ops_attention_onnx[];
+extern const op_desc *const ops_signal[];
 
 /* ---- attribute helpers (ops/attr.c) ---------------------------------------- */
 

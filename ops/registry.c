@@ -14,6 +14,7 @@ static const op_desc *const *const families[] = {
     ops_control, /* ops/control.c */
     ops_recurrent, /* ops/recurrent.c */
     ops_attention_onnx, /* ops/attention_onnx.c */
+    ops_signal, /* ops/signal.c */
 };
 enum { FAMILY_COUNT = sizeof families / sizeof families[0] };
 
