@@ -1,4 +1,4 @@
-/* control.c: control flow, If (1+) and Loop (1+). Each node carries its subgraphs as
+/* control.c: control flow, If (1+), Loop (1+) and Scan (9+). Each node carries its subgraphs as
  * graph attributes (the loader builds them, with the outer-scope values they read as
  * the node's trailing capture inputs, core/graph.h). The semantics live here; running a
  * subgraph is the backend's (op_exec): the CPU backend interprets it node by node
@@ -16,7 +16,9 @@ typedef struct control_params {
   const graph *then_g, *else_g; /* If */
   const graph *body;            /* Loop */
   int n_declared;               /* the op's own inputs (before the captures) */
-  int n_carried, n_scans;       /* Loop: N loop-carried values, K scan outputs */
+  int n_carried, n_scans;       /* Loop, Scan: N carried values (states), K scan outputs */
+  int n_scan_in;                /* Scan: M scan inputs */
+  int64_t in_axis[16], in_rev[16], out_axis[16], out_rev[16]; /* Scan, per scan input / output */
 } control_params;
 
 static infer_status graph_attr(const node *n, const char *name, const graph **g) {
@@ -218,6 +220,133 @@ static infer_status loop_control(const node *n, const void *params, const tensor
   return INFER_OK;
 }
 
+
+/* ---- Scan (9+): the body runs once per slice of the scan inputs ----------------------- */
+
+enum { SCAN_MAX = 16 }; /* scan inputs or outputs a node (control_params' arrays) */
+
+static infer_status ints_attr(const node *n, const char *name, int count, int64_t *v) {
+  const int64_t *a;
+  int c;
+  TRY(attr_get_ints(n, name, &a, &c));
+  for (int i = 0; i < count; i++) v[i] = c < 0 ? 0 : i < c ? a[i] : 0;
+  if (c >= 0 && c != count)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "Scan: %s lists %d values, not %d", name, c, count);
+  return INFER_OK;
+}
+
+static infer_status scan_parse(const node *n, void **params) {
+  control_params p = {.n_declared = n->n_inputs - n->n_captures};
+  TRY(graph_attr(n, "body", &p.body));
+  int64_t m;
+  TRY(attr_get_int(n, "num_scan_inputs", -1, &m));
+  if (m < 1 || m > p.n_declared || m > SCAN_MAX)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "Scan: num_scan_inputs %lld for %d inputs",
+                      (long long)m, p.n_declared);
+  p.n_scan_in = (int)m;
+  p.n_carried = p.n_declared - p.n_scan_in;
+  p.n_scans = p.body->n_outputs - p.n_carried;
+  if (p.body->n_inputs != p.n_declared || p.n_scans < 0 || p.n_scans > SCAN_MAX)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "Scan: the body has %d inputs and %d outputs for "
+                      "%d states and %d scan inputs", p.body->n_inputs, p.body->n_outputs,
+                      p.n_carried, p.n_scan_in);
+  TRY(ints_attr(n, "scan_input_axes", p.n_scan_in, p.in_axis));
+  TRY(ints_attr(n, "scan_input_directions", p.n_scan_in, p.in_rev));
+  TRY(ints_attr(n, "scan_output_axes", p.n_scans, p.out_axis));
+  TRY(ints_attr(n, "scan_output_directions", p.n_scans, p.out_rev));
+  if (!(*params = malloc(sizeof p))) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  memcpy(*params, &p, sizeof p);
+  return INFER_OK;
+}
+
+/* Slice i of t along axis a, in fresh bytes. */
+static infer_status scan_slice(op_exec *x, const tensor *t, int a, int64_t i, tensor *out) {
+  const size_t es = infer_dtype_size(t->dtype);
+  const int64_t outer = dims_count(a, t->dims);
+  const int64_t inner = dims_count(t->rank - a - 1, t->dims + a + 1) * (int64_t)es;
+  memset(out, 0, sizeof *out);
+  out->dtype = t->dtype;
+  out->rank = t->rank - 1;
+  for (int d = 0, k = 0; d < t->rank; d++)
+    if (d != a) out->dims[k++] = t->dims[d];
+  if (!(out->data = x->alloc(x, outer * inner))) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int64_t o = 0; o < outer; o++)
+    memcpy((uint8_t *)out->data + o * inner,
+           (const uint8_t *)t->data + (o * t->dims[a] + i) * inner, (size_t)inner);
+  return INFER_OK;
+}
+
+/* Scan output k: the iterations' parts stacked on axis a (in reverse when rev). */
+static infer_status scan_stack(const node *n, const tensor *parts, int64_t iters, int64_t axis,
+                               bool rev, op_exec *x, tensor *out) {
+  const tensor *t0 = &parts[0];
+  if (t0->rank + 1 > INFER_MAX_RANK)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Scan: a scan output of rank %d", t0->rank + 1);
+  int a;
+  TRY(axis_normalize(axis, t0->rank + 1, "Scan scan_output_axes", &a));
+  for (int64_t i = 1; i < iters; i++)
+    if (parts[i].dtype != t0->dtype || !dims_equal(parts[i].rank, parts[i].dims, t0->rank, t0->dims))
+      return infer_fail(INFER_ERR_INVALID_INPUT, "%s: a scan output changes shape or type at "
+                        "iteration %lld", n->op_type, (long long)i);
+  memset(out, 0, sizeof *out);
+  out->dtype = t0->dtype;
+  out->rank = t0->rank + 1;
+  for (int d = 0, k = 0; d < out->rank; d++) out->dims[d] = d == a ? iters : t0->dims[k++];
+  const int64_t nb = tensor_nbytes(out);
+  if (nb < 0) return infer_fail(INFER_ERR_INVALID_INPUT, "Scan: a scan output is too large");
+  if (!(out->data = x->alloc(x, nb))) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  const size_t es = infer_dtype_size(t0->dtype);
+  const int64_t outer = dims_count(a, t0->dims);
+  const int64_t inner = dims_count(t0->rank - a, t0->dims + a) * (int64_t)es;
+  for (int64_t t = 0; t < iters; t++) {
+    const uint8_t *src = parts[rev ? iters - 1 - t : t].data;
+    for (int64_t o = 0; o < outer; o++)
+      memcpy((uint8_t *)out->data + (o * iters + t) * inner, src + o * inner, (size_t)inner);
+  }
+  return INFER_OK;
+}
+
+static infer_status scan_control(const node *n, const void *params, const tensor *const *in,
+                                 tensor *const *out, op_exec *x) {
+  const control_params *p = params;
+  const int N = p->n_carried, M = p->n_scan_in, K = p->n_scans;
+  int axis[SCAN_MAX];
+  int64_t iters = -1;
+  for (int j = 0; j < M; j++) {
+    const tensor *t = in[N + j];
+    TRY(axis_normalize(p->in_axis[j], t->rank, "Scan scan_input_axes", &axis[j]));
+    if (iters >= 0 && t->dims[axis[j]] != iters)
+      return infer_fail(INFER_ERR_INVALID_INPUT, "Scan: scan inputs of %lld and %lld steps",
+                        (long long)iters, (long long)t->dims[axis[j]]);
+    iters = t->dims[axis[j]];
+  }
+  if (iters < 1) return infer_fail(INFER_ERR_UNSUPPORTED, "Scan over 0 steps");
+  const tensor **bin = x->alloc(x, (int64_t)sizeof(tensor *) * (N + M));
+  tensor *state = x->alloc(x, (int64_t)sizeof(tensor) * (N + 1));
+  tensor *slice = x->alloc(x, (int64_t)sizeof(tensor) * M);
+  tensor *res = x->alloc(x, (int64_t)sizeof(tensor) * (N + K + 1));
+  tensor *parts = x->alloc(x, (int64_t)sizeof(tensor) * (K * iters + 1));
+  if (!bin || !state || !slice || !res || !parts)
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < N; i++) state[i] = *in[i];
+  for (int64_t it = 0; it < iters; it++) {
+    for (int j = 0; j < M; j++) {
+      TRY(scan_slice(x, in[N + j], axis[j], p->in_rev[j] ? iters - 1 - it : it, &slice[j]));
+      bin[N + j] = &slice[j];
+    }
+    for (int i = 0; i < N; i++) bin[i] = &state[i];
+    TRY(x->run_graph(x, p->body, bin, in, res));
+    for (int i = 0; i < N; i++) state[i] = res[i];
+    for (int k = 0; k < K; k++) parts[k * iters + it] = res[N + k];
+  }
+  for (int i = 0; i < N && i < n->n_outputs; i++)
+    if (out[i]) *out[i] = state[i];
+  for (int k = 0; k < K && N + k < n->n_outputs; k++)
+    if (out[N + k])
+      TRY(scan_stack(n, &parts[k * iters], iters, p->out_axis[k], p->out_rev[k] != 0, x, out[N + k]));
+  return INFER_OK;
+}
+
 static const char *const if_attrs[] = {"then_branch", "else_branch", NULL};
 static const char *const loop_attrs[] = {"body", NULL};
 
@@ -233,4 +362,14 @@ static const op_desc op_loop = {.name = "Loop", .domain = "", .since = 1, .until
                                 .infer = control_infer, .run = control_run,
                                 .control = loop_control};
 
-const op_desc *const ops_control[] = {&op_if, &op_loop, NULL};
+static const char *const scan_attrs[] = {"body", "num_scan_inputs", "scan_input_axes",
+                                         "scan_input_directions", "scan_output_axes",
+                                         "scan_output_directions", NULL};
+/* opset 8's Scan (a batch axis and sequence_lens) is another op: not taken */
+static const op_desc op_scan = {.name = "Scan", .domain = "", .since = 9, .until = OP_OPSET_MAX,
+                                .min_inputs = 1, .max_inputs = INT_MAX, .min_outputs = 1,
+                                .max_outputs = INT_MAX, .attrs = scan_attrs, .parse = scan_parse,
+                                .infer = control_infer, .run = control_run,
+                                .control = scan_control};
+
+const op_desc *const ops_control[] = {&op_if, &op_loop, &op_scan, NULL};
