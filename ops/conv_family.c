@@ -4,5 +4,7 @@
 
 extern const op_desc op_conv, op_conv_transpose; /* conv.c */
 extern const op_desc op_fused_conv;                /* conv_fused.c */
+extern const op_desc op_deform_conv;               /* conv_deform.c */
 
-const op_desc *const ops_conv[] = {&op_conv, &op_conv_transpose, &op_fused_conv, NULL};
+const op_desc *const ops_conv[] = {&op_conv, &op_conv_transpose, &op_fused_conv, &op_deform_conv,
+                                   NULL};
