@@ -141,29 +141,11 @@ static infer_status loss_run(const node *n, const void *params, const tensor *co
   return INFER_OK;
 }
 
-const op_desc op_nll_loss = {.name = "NegativeLogLikelihoodLoss",
-                             .domain = "",
-                             .since = 12,
-                             .until = OP_OPSET_MAX,
-                             .min_inputs = 2,
-                             .max_inputs = 3,
-                             .min_outputs = 1,
-                             .max_outputs = 1,
-                             .attrs = loss_attrs,
-                             .parse = loss_parse,
-                             .infer = loss_infer,
-                             .run = loss_run,
-                             .workspace = loss_workspace};
-const op_desc op_softmax_cross_entropy_loss = {.name = "SoftmaxCrossEntropyLoss",
-                                               .domain = "",
-                                               .since = 12,
-                                               .until = OP_OPSET_MAX,
-                                               .min_inputs = 2,
-                                               .max_inputs = 3,
-                                               .min_outputs = 1,
-                                               .max_outputs = 2,
-                                               .attrs = loss_attrs,
-                                               .parse = loss_parse,
-                                               .infer = loss_infer,
-                                               .run = loss_run,
-                                               .workspace = loss_workspace};
+/* the two share everything but the name and SoftmaxCrossEntropyLoss's log_prob output */
+#define LOSS_OP(NAME, MAX_OUT)                                                               \
+  {.name = NAME, .domain = "", .since = 12, .until = OP_OPSET_MAX, .min_inputs = 2,          \
+   .max_inputs = 3, .min_outputs = 1, .max_outputs = MAX_OUT, .attrs = loss_attrs,           \
+   .parse = loss_parse, .infer = loss_infer, .run = loss_run, .workspace = loss_workspace}
+const op_desc op_nll_loss = LOSS_OP("NegativeLogLikelihoodLoss", 1);
+const op_desc op_softmax_cross_entropy_loss = LOSS_OP("SoftmaxCrossEntropyLoss", 2);
+#undef LOSS_OP

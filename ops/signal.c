@@ -265,9 +265,12 @@ static infer_status stft_run(const node *n, const void *params, const tensor *co
 
 /* ---- windows ------------------------------------------------------------------- */
 
+typedef enum window_kind { WIN_HANN, WIN_HAMMING, WIN_BLACKMAN } window_kind;
+
 typedef struct window_params {
   int64_t periodic;
   infer_dtype out;
+  window_kind kind; /* from the op's name, at parse */
 } window_params;
 
 static const char *const window_attrs[] = {"periodic", "output_datatype", NULL};
@@ -281,6 +284,9 @@ static infer_status window_parse(const node *n, void **params) {
       dt == INFER_DTYPE_BOOL || dt == INFER_DTYPE_STRING)
     return infer_fail(INFER_ERR_UNSUPPORTED, "%s: output_datatype %lld", n->op_type, (long long)dt);
   v.out = (infer_dtype)dt;
+  v.kind = strcmp(n->op_type, "BlackmanWindow") == 0 ? WIN_BLACKMAN
+           : strcmp(n->op_type, "HammingWindow") == 0 ? WIN_HAMMING
+                                                      : WIN_HANN; /* MelWeightMatrix: unused */
   window_params *p = malloc(sizeof *p);
   if (!p) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: out of memory", n->op_type);
   *p = v;
@@ -304,18 +310,12 @@ static infer_status window_run(const node *n, const void *params, const tensor *
   (void)ws;
   const window_params *p = params;
   const int64_t size = out[0]->dims[0], m = p->periodic ? size : size - 1;
-  const char c = n->op_type[1]; /* hAnn, hAmming, bLackman */
+  const double alpha = 25.0 / 46.0; /* Hamming's */
   for (int64_t i = 0; i < size; i++) {
     const double a = m > 0 ? TWO_PI * (double)i / (double)m : 0;
-    double v;
-    if (c == 'l') {
-      v = 0.42 - 0.5 * cos(a) + 0.08 * cos(2 * a);
-    } else if (strcmp(n->op_type, "HammingWindow") == 0) {
-      const double alpha = 25.0 / 46.0;
-      v = alpha - (1 - alpha) * cos(a);
-    } else {
-      v = 0.5 - 0.5 * cos(a);
-    }
+    const double v = p->kind == WIN_BLACKMAN  ? 0.42 - 0.5 * cos(a) + 0.08 * cos(2 * a)
+                     : p->kind == WIN_HAMMING ? alpha - (1 - alpha) * cos(a)
+                                              : 0.5 - 0.5 * cos(a);
     tensor_set_f64(out[0], i, m > 0 ? v : 1);
   }
   return INFER_OK;
