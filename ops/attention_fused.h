@@ -1,7 +1,8 @@
 /* attention_fused.h: FusedAttention (domain "infer", made by the pass fuse-attention from
  * MatMul -> [scale] -> Softmax(last axis) -> MatMul chains):
  *
- *   O[b1, b2] = softmax(scale * Q[b1, b2] . K[b1, b2]^T) . V[b1, b2]
+ *   O[b1, b2] = softmax(scale * Q[b1, b2] . K[b1, g]^T [+ causal mask]) . V[b1, g],
+ *   g = b2 / kv_group
  *
  * with Q [Sq, D], K [Sk, D], V [Sk, Dv] per batch entry, each read through a strided view
  * of its input (the pass folds the Transposes, Reshapes and Slices that fed the products
@@ -26,6 +27,13 @@ enum { ATTN_Q = 0, ATTN_K, ATTN_V, ATTN_O };
 typedef struct fused_attention_params {
   attn_view view[4]; /* Q, K, V in their inputs, O in the output */
   float scale;
+  /* Grouped heads (GQA): query entry b2 reads key/value entry b2 / kv_group, so K's and
+   * V's dims[1] are Q's / kv_group; 1 when every query head has its own. */
+  int64_t kv_group;
+  /* causal: query row i sees key j only when j <= i + causal_offset (ONNX Attention's
+   * is_causal, offset 0 without a past); a row that sees no key is 0. */
+  int causal;
+  int64_t causal_offset;
   int out_rank;
   int64_t out_dims[INFER_MAX_RANK];
 } fused_attention_params;

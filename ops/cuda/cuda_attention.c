@@ -49,7 +49,8 @@ static infer_status attn_run(const cuda_exec *x, const node *n, const void *para
   const fused_attention_params *p = params;
   CUDA_LAUNCH_TRY(k_attention(s->kdt, in[0]->data, in[1]->data, in[2]->data, out[0]->data,
                               &s->view[ATTN_Q], &s->view[ATTN_K], &s->view[ATTN_V],
-                              &s->view[ATTN_O], p->scale, s->tensor_cores,
+                              &s->view[ATTN_O], p->scale, p->kv_group > 0 ? p->kv_group : 1,
+                              p->causal, p->causal_offset, s->tensor_cores,
                               (cudaStream_t)x->stream));
   return INFER_OK;
 }
