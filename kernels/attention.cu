@@ -40,20 +40,49 @@ template <int D>
 __device__ __forceinline__ void load_tile(__half *tile, const __half *g, int64_t stride, int row0,
                                           int rows, bool vec) {
   constexpr int LD = D + 8, CHUNKS = D / 8;
-  for (int c = threadIdx.x; c < kBQ * CHUNKS; c += kThreads) {
-    int r = c / CHUNKS, col = (c % CHUNKS) * 8;
+  if constexpr (kThreads % CHUNKS == 0) {
+    // each thread's pieces lie kThreads / CHUNKS rows apart in one column: the address
+    // advances by a constant instead of being recomputed (64-bit) per piece
+    constexpr int STEP = kThreads / CHUNKS;
+    const int r = threadIdx.x / CHUNKS, col = (threadIdx.x % CHUNKS) * 8;
+    const __half *src = g + (int64_t)(row0 + r) * stride + col;
     __half *dst = tile + r * LD + col;
-    int row = row0 + r;
-    if (vec) {
-      // a zero-filled row still names a readable address: the view's first row
-      k_cp_async16(dst, g + (row < rows ? row * stride : 0) + col, row < rows);
-    } else if (row >= rows) {
-      *reinterpret_cast<uint4 *>(dst) = make_uint4(0, 0, 0, 0);
-    } else {
 #pragma unroll
-      for (int i = 0; i < 8; i++) dst[i] = g[row * stride + col + i];
+    for (int i = 0; i < kBQ / STEP; i++, src += STEP * stride, dst += STEP * LD) {
+      const bool in = row0 + r + i * STEP < rows;
+      if (vec) {
+        // a zero-filled row still names a readable address: the view's first row
+        k_cp_async16(dst, in ? src : g + col, in);
+      } else if (!in) {
+        *reinterpret_cast<uint4 *>(dst) = make_uint4(0, 0, 0, 0);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; e++) dst[e] = src[e];
+      }
+    }
+  } else {
+    for (int c = threadIdx.x; c < kBQ * CHUNKS; c += kThreads) {
+      int r = c / CHUNKS, col = (c % CHUNKS) * 8;
+      __half *dst = tile + r * LD + col;
+      int row = row0 + r;
+      if (vec) {
+        k_cp_async16(dst, g + (row < rows ? row * stride : 0) + col, row < rows);
+      } else if (row >= rows) {
+        *reinterpret_cast<uint4 *>(dst) = make_uint4(0, 0, 0, 0);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++) dst[i] = g[row * stride + col + i];
+      }
     }
   }
+}
+
+// 2^x in one MUFU instruction; subnormal results flush to 0, which changes no
+// probability that survives rounding to half
+__device__ __forceinline__ float ex2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
 
 // FlashAttention-2's pipeline: K and V tiles are double-buffered and arrive by cp.async
@@ -123,19 +152,33 @@ __global__ void __launch_bounds__(kThreads)
     }
     if (t + 1 < tiles) load_tile<D>(ks + ((t + 1) & 1) * TILE, kb, kv.s2, k0 + kBK, kend, vec & 2);
     k_cp_async_commit();
+    // a warp-uniform choice: tiles every key of which all 16 rows see skip the masks
+    const bool full = k0 + kBK <= kend && (!causal || k0 + kBK - 1 <= q0 + warp * 16 + causal_offset);
     float mx0 = -INFINITY, mx1 = -INFINITY;
+    if (full) {
 #pragma unroll
-    for (int nt = 0; nt < NT; nt++)
+      for (int nt = 0; nt < NT; nt++)
 #pragma unroll
-      for (int j = 0; j < 2; j++) {
-        const int key = k0 + nt * 8 + (lane % 4) * 2 + j;
-        const bool ok0 = key < kend && (!causal || key <= r0 + causal_offset);
-        const bool ok1 = key < kend && (!causal || key <= r1 + causal_offset);
-        s[nt][j] = ok0 ? s[nt][j] * scale_log2 : -INFINITY;
-        s[nt][2 + j] = ok1 ? s[nt][2 + j] * scale_log2 : -INFINITY;
-        mx0 = fmaxf(mx0, s[nt][j]);
-        mx1 = fmaxf(mx1, s[nt][2 + j]);
-      }
+        for (int j = 0; j < 2; j++) {
+          s[nt][j] *= scale_log2;
+          s[nt][2 + j] *= scale_log2;
+          mx0 = fmaxf(mx0, s[nt][j]);
+          mx1 = fmaxf(mx1, s[nt][2 + j]);
+        }
+    } else {
+#pragma unroll
+      for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+          const int key = k0 + nt * 8 + (lane % 4) * 2 + j;
+          const bool ok0 = key < kend && (!causal || key <= r0 + causal_offset);
+          const bool ok1 = key < kend && (!causal || key <= r1 + causal_offset);
+          s[nt][j] = ok0 ? s[nt][j] * scale_log2 : -INFINITY;
+          s[nt][2 + j] = ok1 ? s[nt][2 + j] * scale_log2 : -INFINITY;
+          mx0 = fmaxf(mx0, s[nt][j]);
+          mx1 = fmaxf(mx1, s[nt][2 + j]);
+        }
+    }
 #pragma unroll
     for (int x = 1; x < 4; x <<= 1) {
       mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, x));
@@ -163,8 +206,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int nt = 0; nt < NT; nt++)
 #pragma unroll
       for (int j = 0; j < 2; j++) {
-        s[nt][j] = exp2f(s[nt][j] - z0);
-        s[nt][2 + j] = exp2f(s[nt][2 + j] - z1);
+        s[nt][j] = ex2_ftz(s[nt][j] - z0);
+        s[nt][2 + j] = ex2_ftz(s[nt][2 + j] - z1);
         l0 += s[nt][j];
         l1 += s[nt][2 + j];
       }
