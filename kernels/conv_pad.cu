@@ -1,4 +1,5 @@
-// conv_pad.cu: zero padding, one thread per output element.
+// conv_pad.cu: zero padding, one thread per output element; and the widening of a
+// channels-last half tensor's few channels to 8, one thread per pixel.
 #include "conv_pad.h"
 #include "k_common.cuh"
 
@@ -46,5 +47,26 @@ extern "C" cudaError_t k_pad_zero(int elem_size, int rank, const int64_t *in_dim
     case 8: pad_zero_kernel<uint64_t><<<b, 256, 0, stream>>>(g, (const uint64_t *)src, (uint64_t *)dst, n); break;
     default: return cudaErrorInvalidValue;
   }
+  return cudaGetLastError();
+}
+
+// Each pixel's c halves (c < 8, not aligned) read one by one; the 8 written as one
+// 16-byte store.
+__global__ void pad_channels8_kernel(const __half *__restrict__ src, uint4 *__restrict__ dst,
+                                     int64_t pixels, int c) {
+  K_GRID_STRIDE(i, pixels) {
+    __align__(16) __half v[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) v[k] = k < c ? src[i * c + k] : __float2half(0.f);
+    dst[i] = *reinterpret_cast<const uint4 *>(v);
+  }
+}
+
+extern "C" cudaError_t k_pad_channels8(const void *src, int64_t pixels, int c, void *dst,
+                                       cudaStream_t stream) {
+  if (c < 1 || c > 8 || ((uintptr_t)dst & 15)) return cudaErrorInvalidValue;
+  if (pixels == 0) return cudaSuccess;
+  pad_channels8_kernel<<<k_blocks(pixels, 256), 256, 0, stream>>>(
+      (const __half *)src, (uint4 *)dst, pixels, c);
   return cudaGetLastError();
 }

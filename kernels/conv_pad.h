@@ -1,5 +1,6 @@
 /* conv_pad.h: zero padding of an N-D tensor, for convolutions whose pads cuDNN
- * cannot express (asymmetric). */
+ * cannot express (asymmetric), and of a channels-last tensor's channels to 8 (the
+ * first convolution's 3 colour channels, ops/cuda/conv_channel_pad.c). */
 #ifndef INFER_K_CONV_PAD_H
 #define INFER_K_CONV_PAD_H
 
@@ -14,6 +15,11 @@ extern "C" {
  * elem_size 1, 2, 4 or 8; rank <= 8. */
 cudaError_t k_pad_zero(int elem_size, int rank, const int64_t *in_dims, const int64_t *out_dims,
                        const int64_t *begin, const void *src, void *dst, cudaStream_t stream);
+
+/* dst [pixels, 8] = src [pixels, c] (float16, channels last) with channels c..7 zero;
+ * 1 <= c <= 8, dst 16-byte aligned. */
+cudaError_t k_pad_channels8(const void *src, int64_t pixels, int c, void *dst,
+                            cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@ extern const conv_alt conv_alt_depthwise3x3; /* conv_depthwise.c */
 extern const conv_alt conv_alt_patch_gemm; /* conv_patch_gemm.c */
 extern const conv_alt conv_alt_depthwise_tiled; /* conv_depthwise_tiled.c */
 extern const conv_alt conv_alt_pointwise_stream; /* conv_pointwise_stream.c */
+extern const conv_alt conv_alt_channel_pad; /* conv_channel_pad.c */
 
 const conv_alt *const conv_alts[] = {
     &conv_alt_gemm_1x1,
@@ -21,4 +22,5 @@ const conv_alt *const conv_alts[] = {
     &conv_alt_patch_gemm,
     &conv_alt_depthwise_tiled,
     &conv_alt_pointwise_stream,
+    &conv_alt_channel_pad,
     NULL};

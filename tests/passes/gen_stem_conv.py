@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Makes tests/passes/stem_conv.onnx: the first convolutions of a network, on 3 input
+channels (a 7x7 stride-2 one with bias and ReLU as ResNet's stem, a 3x3 one with bias as
+VGG's), against numpy in float64. On the GPU the cpad8-cudnn-graph alternative
+(ops/cuda/conv_channel_pad.c: the channels widened to 8 with zeros) must give the same.
+
+    /usr/bin/python3 tests/passes/gen_stem_conv.py   (python3-onnx, numpy)
+"""
+import os
+
+import numpy as np
+from onnx import TensorProto, checker, helper, numpy_helper, save
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(27)
+f32 = np.float32
+
+
+def conv2d(x, w, b, stride, pad):
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - r) // stride + 1, (wd + 2 * pad - s) // stride + 1
+    y = np.zeros((n, k, oh, ow))
+    for i in range(r):
+        for j in range(s):
+            patch = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+            y += np.einsum("nchw,kc->nkhw", patch, w[:, :, i, j])
+    return y + b[None, :, None, None]
+
+
+r = lambda s, shape: rng.normal(0, s, shape).astype(f32).astype(np.float64)  # float32 values
+x = r(1, (4, 3, 40, 40))
+wa, ba = r(0.15, (32, 3, 7, 7)), r(0.1, (32,))
+wb, bb = r(0.3, (16, 3, 3, 3)), r(0.1, (16,))
+ya = np.maximum(conv2d(x, wa, ba, 2, 3), 0)
+yb = conv2d(x, wb, bb, 1, 1)
+inits = [numpy_helper.from_array(a.astype(f32), n) for n, a in
+         (("wa", wa), ("ba", ba), ("wb", wb), ("bb", bb))]
+nodes = [helper.make_node("Conv", ["x", "wa", "ba"], ["ca"], kernel_shape=[7, 7], strides=[2, 2],
+                          pads=[3, 3, 3, 3]),
+         helper.make_node("Relu", ["ca"], ["ya"]),
+         helper.make_node("Conv", ["x", "wb", "bb"], ["yb"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+graph = helper.make_graph(nodes, "stem_conv",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                          [helper.make_tensor_value_info("ya", TensorProto.FLOAT, ya.shape),
+                           helper.make_tensor_value_info("yb", TensorProto.FLOAT, yb.shape)],
+                          inits)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+model.ir_version = 8
+checker.check_model(model)
+save(model, os.path.join(HERE, "stem_conv.onnx"))
+for n, a in (("input", x), ("ya", ya), ("yb", yb)):
+    np.save(os.path.join(HERE, "stem_conv_%s.npy" % n), a.astype(f32))
+print("wrote stem_conv.onnx")
