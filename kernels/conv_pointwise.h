@@ -20,10 +20,14 @@ extern "C" {
  * cudaErrorInvalidValue / cudaErrorMisalignedAddress, nothing launched). act:
  * conv_act of ops/conv_fused.h. */
 typedef struct k_pw_problem {
-  int64_t pixels;
+  int64_t pixels; /* output pixels */
   int channels, out_channels;
   int act;
   float alpha, beta;
+  /* a strided 1x1 convolution (ResNet's downsampling shortcut; conv_pointwise_stream.h
+   * only): stride > 1 reads input pixel (n, oh * stride, ow * stride) of an in_h x in_w
+   * image for output pixel (n, oh, ow); 0 or 1: input pixel = output pixel */
+  int stride, in_h, in_w;
 } k_pw_problem;
 
 /* 1 when k_conv_pointwise takes p (sizes as above, pixels within the grid's reach). */

@@ -39,6 +39,9 @@ struct ps_args {
   int stages; // X buffers in the ring (2 .. PS_STAGES)
   int act;
   float alpha, beta;
+  // stride > 1: output pixel (n, oh, ow) reads input pixel (n, oh * stride, ow * stride)
+  int stride, in_h, in_w, out_w;
+  int64_t out_hw;
 };
 
 // Warp layout of a PS_BM x BN tile: BN 128 as 2 x 4 warps of 32 x 32, BN 96 and 64 as
@@ -94,6 +97,26 @@ __device__ __forceinline__ void ps_load_rows(__half *dst, const __half *src, int
   }
 }
 
+// The same for a tile of pixels: with a stride, output pixel r's input row is the
+// subsampled one.
+__device__ __forceinline__ void ps_load_pixels(__half *dst, const ps_args &a, int64_t first,
+                                               int lds) {
+  if (a.stride <= 1) {
+    ps_load_rows(dst, a.x, first, a.pixels, PS_BM, a.c, a.cpad, lds);
+    return;
+  }
+  const int vpr = a.cpad / 8;
+  for (int q = threadIdx.x; q < PS_BM * vpr; q += PS_THREADS) {
+    const int row = q / vpr, ch = (q - row * vpr) * 8;
+    const int64_t r = first + row;
+    const bool ok = r < a.pixels && ch < a.c;
+    const int64_t n = r / a.out_hw, rem = r - n * a.out_hw;
+    const int oh = (int)(rem / a.out_w), ow = (int)(rem - (int64_t)oh * a.out_w);
+    const int64_t src = ((n * a.in_h + (int64_t)oh * a.stride) * a.in_w + (int64_t)ow * a.stride) * a.c;
+    k_cp_async16(dst + row * lds + ch, ok ? a.x + src + ch : a.x, ok);
+  }
+}
+
 #endif
 
 template <int BN> __global__ void __launch_bounds__(PS_THREADS, 1) ps_kernel(const ps_args a) {
@@ -118,8 +141,7 @@ template <int BN> __global__ void __launch_bounds__(PS_THREADS, 1) ps_kernel(con
   ps_load_rows(ws, a.w + (int64_t)n0 * a.c, 0, a.k - n0, BN, a.c, a.cpad, lds);
   for (int j = 0; j < a.stages - 1; j++) {
     if (t0 + j < t1)
-      ps_load_rows(xs + j * PS_BM * lds, a.x, (int64_t)(t0 + j) * PS_BM, a.pixels, PS_BM, a.c,
-                   a.cpad, lds);
+      ps_load_pixels(xs + j * PS_BM * lds, a, (int64_t)(t0 + j) * PS_BM, lds);
     k_cp_async_commit();
   }
   for (int i = tid; i < BN; i += PS_THREADS)
@@ -136,8 +158,8 @@ template <int BN> __global__ void __launch_bounds__(PS_THREADS, 1) ps_kernel(con
     const int it = t - t0, buf = it % a.stages;
     // tile t + stages - 1 into the buffer the previous tile was multiplied from
     if (t + a.stages - 1 < t1)
-      ps_load_rows(xs + ((it + a.stages - 1) % a.stages) * PS_BM * lds, a.x,
-                   (int64_t)(t + a.stages - 1) * PS_BM, a.pixels, PS_BM, a.c, a.cpad, lds);
+      ps_load_pixels(xs + ((it + a.stages - 1) % a.stages) * PS_BM * lds, a,
+                     (int64_t)(t + a.stages - 1) * PS_BM, lds);
     k_cp_async_commit();
     ps_wait_tile(a.stages);
     __syncthreads(); // tile t (and W, bias) visible; the previous write-out done with cs
@@ -222,6 +244,11 @@ extern "C" int k_conv_pointwise_stream_supported(const k_pw_problem *p) {
   if (p->pixels < 1 || p->channels < 8 || p->channels > PS_CMAX || p->out_channels < 8 ||
       p->channels % 8 || p->out_channels % 8 || p->act < 0 || p->act > 9) // conv_act.cuh
     return 0;
+  if (p->stride > 1) { // the output image is the subsampled input's
+    if (p->in_h < 1 || p->in_w < 1) return 0;
+    const int64_t oh = (p->in_h - 1) / p->stride + 1, ow = (p->in_w - 1) / p->stride + 1;
+    if (p->pixels % (oh * ow)) return 0;
+  }
   return (p->pixels + PS_BM - 1) / PS_BM <= 0x7fffffff;
 }
 
@@ -279,6 +306,11 @@ extern "C" cudaError_t k_conv_pointwise_stream(const k_pws_plan *plan, const voi
   a.act = p->act;
   a.alpha = p->alpha;
   a.beta = p->beta;
+  a.stride = p->stride > 1 ? p->stride : 1;
+  a.in_h = p->in_h;
+  a.in_w = p->in_w;
+  a.out_w = a.stride > 1 ? (p->in_w - 1) / a.stride + 1 : 1;
+  a.out_hw = a.stride > 1 ? (int64_t)((p->in_h - 1) / a.stride + 1) * a.out_w : 1;
   const unsigned blocks = (unsigned)plan->ntn * (unsigned)plan->chunks;
   if (plan->bn == 128)
     ps_kernel<128><<<blocks, PS_THREADS, plan->smem, s>>>(a);

@@ -12,11 +12,14 @@
 
 static infer_status pws_prepare(const cuda_exec *x, const conv_problem *p, void **state,
                                 int64_t *ws_bytes) {
-  if (!p->channels_last || p->kdt != K_F16 || p->r != 1 || p->s != 1 || p->stride_h != 1 ||
-      p->stride_w != 1 || p->pad_h || p->pad_w || p->group != 1 || p->has_x_max)
+  /* strided: ResNet's downsampling shortcuts (1x1, stride 2), read subsampled */
+  if (!p->channels_last || p->kdt != K_F16 || p->r != 1 || p->s != 1 || p->stride_h < 1 ||
+      p->stride_h != p->stride_w || p->dil_h != 1 || p->dil_w != 1 || p->pad_h || p->pad_w ||
+      p->group != 1 || p->has_x_max)
     return infer_fail(INFER_ERR_UNSUPPORTED, "pw-stream: not a pointwise fp16 convolution");
-  k_pw_problem k = {.pixels = (int64_t)p->n * p->h * p->w, .channels = p->c,
-                    .out_channels = p->k, .act = p->act, .alpha = p->alpha, .beta = p->beta};
+  k_pw_problem k = {.pixels = (int64_t)p->n * p->out_h * p->out_w, .channels = p->c,
+                    .out_channels = p->k, .act = p->act, .alpha = p->alpha, .beta = p->beta,
+                    .stride = p->stride_h, .in_h = p->h, .in_w = p->w};
   if (!k_conv_pointwise_stream_supported(&k))
     return infer_fail(INFER_ERR_UNSUPPORTED,
                       "pw-stream: needs channel counts that are multiples of 8, at most 256 in");

@@ -3,6 +3,9 @@
 channels (a 7x7 stride-2 one with bias and ReLU as ResNet's stem, a 3x3 one with bias as
 VGG's), against numpy in float64. On the GPU the cpad8-cudnn-graph alternative
 (ops/cuda/conv_channel_pad.c: the channels widened to 8 with zeros) must give the same.
+And tests/passes/downsample_conv.onnx: ResNet's downsampling shortcut, a 1x1 stride-2
+convolution with bias, the residual added and ReLU (odd and even image sizes), which
+pw-stream reads subsampled on the GPU.
 
     /usr/bin/python3 tests/passes/gen_stem_conv.py   (python3-onnx, numpy)
 """
@@ -53,3 +56,29 @@ save(model, os.path.join(HERE, "stem_conv.onnx"))
 for n, a in (("input", x), ("ya", ya), ("yb", yb)):
     np.save(os.path.join(HERE, "stem_conv_%s.npy" % n), a.astype(f32))
 print("wrote stem_conv.onnx")
+
+outs = {}
+nodes, inits, ins, outv = [], [], [], []
+for tag, (n, c, k, h, w) in (("a", (2, 16, 32, 14, 14)), ("b", (3, 24, 16, 9, 7))):
+    xd, wd, bd = r(1, (n, c, h, w)), r(0.3, (k, c, 1, 1)), r(0.1, (k,))
+    oh, ow = (h - 1) // 2 + 1, (w - 1) // 2 + 1
+    zd = r(1, (n, k, oh, ow))
+    outs["x" + tag], outs["z" + tag] = xd, zd
+    outs["y" + tag] = np.maximum(conv2d(xd, wd, bd, 2, 0) + zd, 0)
+    inits += [numpy_helper.from_array(wd.astype(f32), "w" + tag),
+              numpy_helper.from_array(bd.astype(f32), "b" + tag)]
+    nodes += [helper.make_node("Conv", ["x" + tag, "w" + tag, "b" + tag], ["c" + tag],
+                               kernel_shape=[1, 1], strides=[2, 2]),
+              helper.make_node("Add", ["c" + tag, "z" + tag], ["s" + tag]),
+              helper.make_node("Relu", ["s" + tag], ["y" + tag])]
+    ins += [helper.make_tensor_value_info(v + tag, TensorProto.FLOAT, outs[v + tag].shape)
+            for v in ("x", "z")]
+    outv.append(helper.make_tensor_value_info("y" + tag, TensorProto.FLOAT, outs["y" + tag].shape))
+model = helper.make_model(helper.make_graph(nodes, "downsample_conv", ins, outv, inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+model.ir_version = 8
+checker.check_model(model)
+save(model, os.path.join(HERE, "downsample_conv.onnx"))
+for n, a in outs.items():
+    np.save(os.path.join(HERE, "downsample_conv_%s.npy" % n), a.astype(f32))
+print("wrote downsample_conv.onnx")
