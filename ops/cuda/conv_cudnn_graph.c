@@ -40,7 +40,7 @@ typedef struct cg_state {
   cudnnBackendDescriptor_t cfg, plan; /* the chosen engine config and its plan */
   int64_t ws;                         /* the plan's workspace bytes */
   bool has_bias, has_z;
-  int post_act; /* cuda.nan_exact: the activation, applied after the graph; else 0 */
+  int post_act; /* an activation the graph leaves out, applied after it; else 0 */
   float alpha, beta;
   int64_t count, channels; /* of y, for that pass */
   pthread_mutex_t lock;               /* one execute of the plan at a time (cg_run) */
@@ -97,12 +97,15 @@ static bool cg_activation(const conv_problem *p, bool *act, cudnnPointwiseMode_t
     case CONV_ACT_CLIP: /* clip(0, beta) only: ReLU with an upper clip */
       *mode = CUDNN_POINTWISE_RELU_FWD;
       *param = p->beta;
-      return p->alpha == 0 && p->beta > 0;
+      if (!(p->alpha == 0 && p->beta > 0)) *act = false; /* a general clip: after the graph */
+      return true;
     case CONV_ACT_SIGMOID: *mode = CUDNN_POINTWISE_SIGMOID_FWD; return true;
     case CONV_ACT_TANH: *mode = CUDNN_POINTWISE_TANH_FWD; return true;
     case CONV_ACT_SWISH: *mode = CUDNN_POINTWISE_SWISH_FWD; *param = p->alpha; return true;
     case CONV_ACT_GELU: *mode = CUDNN_POINTWISE_GELU_FWD; return true; /* erf form */
-    default: return false;
+    /* the others (HardSwish, HardSigmoid, LeakyRelu, general Clip): after the graph, as
+     * one pass of our epilogue kernel (post_act), as with cuda.nan_exact */
+    default: *act = false; return p->act > CONV_ACT_NONE && p->act < CONV_ACT_COUNT;
   }
 }
 
