@@ -25,6 +25,9 @@ struct chain_args {
   int n_steps;
   int hoisted[EWC_HOISTED];  // the input held in each slot, or -1
   int slot[EWC_MAX_INPUTS];  // each input's slot, or -1
+  // 1: the steps are acc * h0 + h1 [then ReLU when affine_relu] - a BatchNorm (+ ReLU)
+  // over per-channel scale and shift, the commonest chain - run without the step loop
+  int affine, affine_relu;
 };
 
 __device__ __forceinline__ float binary(int op, float a, float b) {
@@ -236,6 +239,15 @@ __global__ void chain_kernel(const chain_args a, int64_t cvecs, int64_t rows) {
       vec_io<T, VEC>::load(part + row * part_width, acc);
     else
       operand<T, VEC>(a, 0, c, coord, acc);
+    if (a.affine) { // the step loop's switches were most of DenseNet's chains' instructions
+#pragma unroll
+      for (int e = 0; e < VEC; e++) {
+        acc[e] = acc[e] * h0[e] + h1[e];
+        if (a.affine_relu) acc[e] = K_NAN_RELU(acc[e]);
+      }
+      vec_io<T, VEC>::store(static_cast<T *>(a.y) + row * cols + c, acc);
+      continue;
+    }
     for (int s = 0; s < a.n_steps; s++) {
       const ewc_step st = a.steps[s];
       if (st.op < EWC_BINARY_END) {
@@ -345,6 +357,14 @@ extern "C" cudaError_t k_ew_chain(int dtype, const void *const *in, void *y, con
   for (int s = 0; s < n_steps; s++) a.steps[s] = steps[s];
   a.n_steps = n_steps;
   hoist(&a);
+  const bool mul0 = n_steps >= 2 && steps[0].op == EWC_MUL && steps[0].operand != EWC_IMMEDIATE &&
+                    steps[0].operand >= 0 && steps[0].operand < g->n_in &&
+                    a.slot[steps[0].operand] == 0;
+  const bool add1 = n_steps >= 2 && steps[1].op == EWC_ADD && steps[1].operand != EWC_IMMEDIATE &&
+                    steps[1].operand >= 0 && steps[1].operand < g->n_in &&
+                    a.slot[steps[1].operand] == 1;
+  a.affine_relu = n_steps == 3 && steps[2].op == EWC_RELU;
+  a.affine = mul0 && add1 && (n_steps == 2 || a.affine_relu);
   switch (dtype) {
     case K_F16:
       return vectorizable(g, in, y, 8, 2) ? chain_go<__half, 8>(a, n, stream)

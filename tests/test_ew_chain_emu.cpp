@@ -4,7 +4,8 @@
 // NaN first, are compared with the CPU reference's steps (ewc_apply, ops/elementwise_chain.c,
 // in float) over random chains and geometries: fp16 and fp32, the vector and the scalar
 // path, ranks 1 to 4, inputs walked whole, broadcast per channel, per row or as a scalar
-// (the hoisted ones), concatenated parts (even and odd widths), many rows a thread. What it
+// (the hoisted ones), concatenated parts (even and odd widths), many rows a thread, the
+// BatchNorm (+ ReLU) chains of the loop-free path. What it
 // cannot see: anything of the GPU itself; the gpu tests do that. CUDA builds only.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -33,7 +34,7 @@ cudaError_t emu_launch(const void *f, dim3 grid, dim3 block, void **args, size_t
 // the CPU reference's step (ops/elementwise_chain.h), from the library
 extern "C" float ewc_apply(const ewc_step *s, float a, float b);
 
-static long g_launches = 0, g_threads_rows = 0;
+static long g_launches = 0, g_threads_rows = 0, g_affine = 0;
 
 // The grid's blocks and threads one after the other. Launch shapes the GPU refuses are
 // refused.
@@ -47,6 +48,7 @@ cudaError_t emu_launch(const void *f, dim3 grid, dim3 block, void **args, size_t
       grid.y > 65535)
     return cudaErrorInvalidConfiguration;
   g_launches++;
+  g_affine += a.affine;
   gridDim = {grid.x, grid.y, 1};
   blockDim = {block.x, block.y, 1};
   if ((int64_t)grid.y * block.y < rows) g_threads_rows++; // a thread walks several rows
@@ -110,7 +112,10 @@ static int run_case(int t) {
   const int last = g.rank - 1;
   const int64_t cols = g.dims[last], rows = n / cols;
   // input 0: whole, or (one case in three, rank >= 2) the concatenation of parts
-  g.n_in = ri(2, 5);
+  // one case in four is a BatchNorm (+ ReLU): per-channel scale and shift, the kernel's
+  // loop-free path
+  const bool affine = t % 4 == 2;
+  g.n_in = affine ? ri(3, 5) : ri(2, 5);
   std::vector<buf> in(g.n_in);
   std::vector<const void *> ptrs(g.n_in);
   const bool concat = t == 1 || (g.rank >= 2 && ri(0, 2) == 0);
@@ -120,7 +125,7 @@ static int run_case(int t) {
   for (int k = 0; k < g.n_in; k++) {
     int64_t elems = n;
     if (k > 0) {
-      kind[k] = ri(0, 3);
+      kind[k] = affine && k <= 2 ? 1 : ri(0, 3);
       elems = kind[k] == 0 ? n : kind[k] == 1 ? cols : kind[k] == 2 ? rows : 1;
     }
     in[k] = make_buf((size_t)elems, half);
@@ -145,13 +150,19 @@ static int run_case(int t) {
   }
   // the steps
   ewc_step steps[EWC_MAX_STEPS];
-  const int n_steps = ri(1, 6);
+  const int n_steps = affine ? (t % 8 == 2 ? 3 : 2) : ri(1, 6);
   static const int unary[] = {EWC_RELU, EWC_SIGMOID, EWC_SWISH, EWC_CLIP, EWC_HARD_SWISH,
                               EWC_TANH, EWC_NEG};
   static const int binary_ops[] = {EWC_ADD, EWC_SUB, EWC_MUL, EWC_MAX, EWC_MIN};
   for (int s = 0; s < n_steps; s++) {
     ewc_step &st = steps[s];
     st.swap = ri(0, 1);
+    if (affine) { // x * scale + shift [then ReLU]
+      st.op = s == 0 ? EWC_MUL : s == 1 ? EWC_ADD : EWC_RELU;
+      st.operand = s < 2 ? s + 1 : EWC_IMMEDIATE;
+      st.p0 = st.p1 = 0;
+      continue;
+    }
     st.p0 = st.p1 = 0;
     if (ri(0, 2)) {
       st.op = binary_ops[ri(0, 4)];
@@ -217,8 +228,8 @@ int main(int argc, char **argv) {
   int failed = 0;
   for (int t = 0; t < cases; t++)
     if (run_case(t)) failed++;
-  printf("%ld launches emulated, %ld of them with several rows a thread\n", g_launches,
-         g_threads_rows);
+  printf("%ld launches emulated, %ld of them with several rows a thread, %ld on the affine "
+         "path\n", g_launches, g_threads_rows, g_affine);
   printf("%d passed, %d failed\n", cases - failed, failed);
-  return failed || g_threads_rows == 0 ? 1 : 0;
+  return failed || g_threads_rows == 0 || (cases > 2 && g_affine == 0) ? 1 : 0;
 }
