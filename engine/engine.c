@@ -23,14 +23,17 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
   static const struct {
     const char *name;
     infer_status (*run)(graph *, int *);
-  } passes[] = {{"remove-identity", pass_remove_identity},
-                {"fold-conv-bn", pass_fold_conv_bn},
-                {"bn-to-affine", pass_bn_to_affine},
-                {"cancel-transposes", pass_cancel_transposes},
-                {"fuse-chains", pass_fuse_chains},
-                {"fuse-attention", pass_fuse_attention},
-                {"fuse-conv-epilogue", pass_fuse_conv_epilogue},
-                {"fuse-matmul-epilogue", pass_fuse_matmul_epilogue}};
+    const char *counted; /* what the count the pass returns is */
+  } passes[] = {{"remove-identity", pass_remove_identity, "removed"},
+                {"fold-conv-bn", pass_fold_conv_bn, "removed"},
+                {"bn-to-affine", pass_bn_to_affine, "rewritten"},
+                {"cancel-transposes", pass_cancel_transposes, "removed"},
+                {"fuse-chains", pass_fuse_chains, "removed"},
+                /* every backend: the CPU runs FusedAttention's double-precision reference */
+                {"fuse-attention-op", pass_fuse_attention_op, "rewritten"},
+                {"fuse-attention", pass_fuse_attention, "removed"},
+                {"fuse-conv-epilogue", pass_fuse_conv_epilogue, "removed"},
+                {"fuse-matmul-epilogue", pass_fuse_matmul_epilogue, "removed"}};
   /* first: the MatMuls it makes meet cancel-transposes and the MatMul fusions */
   int before_em = graph_live_nodes(g), rewritten = 0;
   TRY(pass_einsum_to_matmul(g, &rewritten));
@@ -39,8 +42,8 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
   for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
     int before = graph_live_nodes(g), removed = 0;
     TRY(passes[k].run(g, &removed));
-    log_info(&o->log, "pass %s: nodes %d -> %d (%d removed)", passes[k].name, before,
-               graph_live_nodes(g), removed);
+    log_info(&o->log, "pass %s: nodes %d -> %d (%d %s)", passes[k].name, before,
+             graph_live_nodes(g), removed, passes[k].counted);
   }
   /* NHWC pays where tensor cores run the convolutions: fp16 on the GPU. Config
    * channels_last=0 keeps NCHW (to measure the difference); =1 forces the pass

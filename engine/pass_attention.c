@@ -152,15 +152,6 @@ static void swap_last(view *w) {
   view_transpose(w, perm);
 }
 
-static infer_status set_view_attr(node *n, const char *name, const attn_view *w) {
-  int64_t v[9] = {w->offset};
-  for (int i = 0; i < 4; i++) {
-    v[1 + i] = w->dims[i];
-    v[5 + i] = w->strides[i];
-  }
-  return pass_set_attr_ints(n, name, v, 9);
-}
-
 static infer_status fuse_at(graph *g, int sm, int *readers, int *removed) {
   const node *smn = &g->nodes[sm];
   if (smn->n_inputs != 1 || smn->n_outputs != 1 || smn->outputs[0] < 0) return INFER_OK;
@@ -227,21 +218,10 @@ static infer_status fuse_at(graph *g, int sm, int *readers, int *removed) {
   for (int k = 0; k < g->nodes[last_node].n_inputs; k++)
     if (g->nodes[last_node].inputs[k] >= 0) readers[g->nodes[last_node].inputs[k]]--;
   const value *lv = &g->values[last];
-  int64_t out_shape[INFER_MAX_RANK];
-  int out_rank = lv->t.rank;
-  memcpy(out_shape, lv->t.dims, sizeof(int64_t) * (size_t)out_rank);
-  node tmp; /* collects the attributes, which the op's parse needs all at once */
-  memset(&tmp, 0, sizeof tmp);
-  infer_status st = INFER_OK;
-  for (int j = 0; st == INFER_OK && j < 4; j++) st = set_view_attr(&tmp, attn_view_attr[j], &cv[j]);
-  if (st == INFER_OK) st = pass_set_attr_ints(&tmp, "out_shape", out_shape, out_rank);
-  if (st == INFER_OK) st = pass_set_attr_float(&tmp, "scale", (float)scale);
-  if (st != INFER_OK) {
-    for (int a = 0; a < tmp.n_attrs; a++) attr_clear(&tmp.attrs[a]);
-    free(tmp.attrs);
-    return st;
-  }
-  TRY(pass_rewrite_node(g, last_node, "infer", "FusedAttention", 1, ins, 3, tmp.attrs, tmp.n_attrs));
+  fused_attention_params fp = {.scale = (float)scale, .kv_group = 1, .out_rank = lv->t.rank};
+  memcpy(fp.view, cv, sizeof fp.view);
+  memcpy(fp.out_dims, lv->t.dims, sizeof(int64_t) * (size_t)fp.out_rank);
+  TRY(pass_rewrite_fused_attention(g, last_node, ins, &fp));
   for (int k = 0; k < 3; k++) readers[ins[k]]++;
   *removed += n_nodes + 1 + (n_out > 1 ? n_out - 1 : 0) + (n_out > 0);
   return INFER_OK;

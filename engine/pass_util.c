@@ -1,9 +1,10 @@
-/* pass_util.c: reader counts, rewiring and node bypass shared by the graph passes
- * (contracts in passes.h). */
+/* pass_util.c: reader counts, rewiring, node bypass and rewrites (the FusedAttention one
+ * included) shared by the graph passes (contracts in passes.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ops/attention_fused.h"
 #include "../ops/op.h"
 #include "passes.h"
 
@@ -309,4 +310,36 @@ int pass_add_transpose(graph *g, int v, const int64_t *perm, const char *suffix,
   tv->producer = i;
   *node_out = i;
   return t;
+}
+
+/* A view as its 9-int attribute: the offset, the 4 dims, the 4 strides. */
+static infer_status set_view_attr(node *n, const char *name, const attn_view *w) {
+  int64_t v[9] = {w->offset};
+  for (int i = 0; i < 4; i++) {
+    v[1 + i] = w->dims[i];
+    v[5 + i] = w->strides[i];
+  }
+  return pass_set_attr_ints(n, name, v, 9);
+}
+
+infer_status pass_rewrite_fused_attention(graph *g, int i, const int *ins,
+                                          const fused_attention_params *p) {
+  node tmp; /* collects the attributes, which the op's parse needs all at once */
+  memset(&tmp, 0, sizeof tmp);
+  infer_status st = INFER_OK;
+  for (int k = 0; st == INFER_OK && k < 4; k++)
+    st = set_view_attr(&tmp, attn_view_attr[k], &p->view[k]);
+  if (st == INFER_OK) st = pass_set_attr_ints(&tmp, "out_shape", p->out_dims, p->out_rank);
+  if (st == INFER_OK) st = pass_set_attr_float(&tmp, "scale", p->scale);
+  /* the defaults stay implicit: a graph without GQA or a mask reads as before */
+  if (st == INFER_OK && p->kv_group != 1) st = pass_set_attr_int(&tmp, "kv_group", p->kv_group);
+  if (st == INFER_OK && p->causal) st = pass_set_attr_int(&tmp, "causal", 1);
+  if (st == INFER_OK && p->causal && p->causal_offset != 0)
+    st = pass_set_attr_int(&tmp, "causal_offset", p->causal_offset);
+  if (st != INFER_OK) {
+    for (int a = 0; a < tmp.n_attrs; a++) attr_clear(&tmp.attrs[a]);
+    free(tmp.attrs);
+    return st;
+  }
+  return pass_rewrite_node(g, i, "infer", "FusedAttention", 1, ins, 3, tmp.attrs, tmp.n_attrs);
 }

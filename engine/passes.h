@@ -1,8 +1,9 @@
 /* passes.h: graph rewrites that run after shape inference and constant folding and
  * before dead-node removal and planning (engine_build):
  *
- *   infer-and-fold -> einsum-to-matmul -> remove-identity -> fold-conv-bn -> cancel-transposes
- *   -> fuse-chains -> fuse-conv-epilogue -> fuse-matmul-epilogue -> [to-channels-last]
+ *   infer-and-fold -> einsum-to-matmul -> remove-identity -> fold-conv-bn -> bn-to-affine
+ *   -> cancel-transposes -> fuse-chains -> fuse-attention-op -> fuse-attention
+ *   -> fuse-conv-epilogue -> fuse-matmul-epilogue -> [to-channels-last]
  *   -> fuse-elementwise -> fuse-concat-chain -> fuse-row-gather -> remove-dead -> plan
  *
  * Contract shared by every pass here:
@@ -68,6 +69,12 @@ infer_status pass_fuse_conv_epilogue(graph *g, int *removed);
  * FusedMatMul (domain infer): Y = act(alpha * A . op(B) + bias + Z), written where the
  * chain's last node was (engine/pass_matmul_epilogue.c). */
 infer_status pass_fuse_matmul_epilogue(graph *g, int *removed);
+
+/* ONNX's Attention (opset 23, 24) in the form FusedAttention computes (Q, K, V only, Y
+ * the only output used, no softcap, float32/float16, fixed shapes) -> FusedAttention
+ * (domain infer) with GQA as kv_group and is_causal as its causal mask, rewritten in
+ * place (engine/pass_attention_onnx.c). *rewritten: Attention nodes rewritten. */
+infer_status pass_fuse_attention_op(graph *g, int *rewritten);
 
 /* MatMul -> [scale] -> Softmax(last axis) -> MatMul, with the movement ops around its
  * operands and its output folded into strided views, -> one FusedAttention (domain
@@ -164,5 +171,11 @@ char *pass_unique_name(const graph *g, const char *base, const char *suffix);
  * named after v + suffix, of v's type with the dims permuted; the node's index in *node.
  * Returns the new value, -1 when out of memory. The caller places the node. */
 int pass_add_transpose(graph *g, int v, const int64_t *perm, const char *suffix, int *node);
+/* Turns node i into FusedAttention (ops/attention_fused.h) reading Q, K, V = ins[0..2],
+ * with p's views, scale, output shape, kv_group and causal mask as its attributes, and
+ * parses it; its first output is kept. The caller keeps `readers` right. */
+struct fused_attention_params;
+infer_status pass_rewrite_fused_attention(graph *g, int i, const int *ins,
+                                          const struct fused_attention_params *p);
 
 #endif

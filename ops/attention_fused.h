@@ -1,5 +1,6 @@
 /* attention_fused.h: FusedAttention (domain "infer", made by the pass fuse-attention from
- * MatMul -> [scale] -> Softmax(last axis) -> MatMul chains):
+ * MatMul -> [scale] -> Softmax(last axis) -> MatMul chains, and by fuse-attention-op from
+ * ONNX's Attention op, engine/pass_attention_onnx.c):
  *
  *   O[b1, b2] = softmax(scale * Q[b1, b2] . K[b1, g]^T [+ causal mask]) . V[b1, g],
  *   g = b2 / kv_group

@@ -18,6 +18,7 @@
 #include "engine/engine_internal.h"
 #include "engine/passes.h"
 #include "loaders/onnx_loader.h"
+#include "ops/attention_fused.h"
 #include "ops/op.h"
 #include "check.h"
 
@@ -590,6 +591,119 @@ static void test_transposes(void) {
   graph_release(g);
 }
 
+/* ---- fuse-attention-op ------------------------------------------------------------ */
+
+/* An ONNX Attention node (opset 23) reading ins (-1: absent), writing outs (-1: unnamed). */
+static int add_attention(graph *g, const char *name, const int *ins, const int *outs, int n_attrs) {
+  int i = add_node(g, "Attention", name, ins, outs, n_attrs);
+  g->nodes[i].opset = 23;
+  return i;
+}
+
+/* Q [1, 4, 3, 8], K and V [1, 2, 5, 8] (4-D, grouped-query), and 3-D ones [1, 3, 16] /
+ * [1, 5, 16] with 2 heads:
+ *   fit:      4-D GQA, is_causal                                -> FusedAttention
+ *   fit3d:    3-D, scale 0.3, qk_matmul_output named but unread -> FusedAttention
+ *   masked:   4-D with an attn_mask [3, 5]                      stays
+ *   past:     4-D with past_key / past_value [1, 2, 2, 8]       stays
+ *   softcap:  4-D, softcap 2                                    stays
+ *   qk_out:   4-D, qk_matmul_output a graph output              stays
+ *   present:  3-D, present_key read by a Neg                    stays */
+static graph *build_attention_ops(void) {
+  graph *g = graph_create();
+  int q = add_input(g, "Q", INFER_DTYPE_FLOAT32, 4, (int64_t[]){1, 4, 3, 8});
+  int k = add_input(g, "K", INFER_DTYPE_FLOAT32, 4, (int64_t[]){1, 2, 5, 8});
+  int v = add_input(g, "V", INFER_DTYPE_FLOAT32, 4, (int64_t[]){1, 2, 5, 8});
+  int q3 = add_input(g, "Q3", INFER_DTYPE_FLOAT32, 3, (int64_t[]){1, 3, 16});
+  int k3 = add_input(g, "K3", INFER_DTYPE_FLOAT32, 3, (int64_t[]){1, 5, 16});
+  int v3 = add_input(g, "V3", INFER_DTYPE_FLOAT32, 3, (int64_t[]){1, 5, 16});
+  int m = add_input(g, "M", INFER_DTYPE_FLOAT32, 2, (int64_t[]){3, 5});
+  int pk = add_input(g, "PK", INFER_DTYPE_FLOAT32, 4, (int64_t[]){1, 2, 2, 8});
+  int pv = add_input(g, "PV", INFER_DTYPE_FLOAT32, 4, (int64_t[]){1, 2, 2, 8});
+  int y_fit = add_var(g, "Y_fit"), y3 = add_var(g, "Y3"), qk_unread = add_var(g, "qk_unread");
+  int y_mask = add_var(g, "Y_masked"), y_past = add_var(g, "Y_past"), y_cap = add_var(g, "Y_cap");
+  int y_qk = add_var(g, "Y_qk"), qk = add_var(g, "QK"), y_pres = add_var(g, "Y_pres");
+  int pres = add_var(g, "present"), neg = add_var(g, "NEG");
+  int i = add_attention(g, "fit", (int[]){q, k, v, END}, (int[]){y_fit, END}, 1);
+  set_attr_int(g, i, "is_causal", 1);
+  i = add_attention(g, "fit3d", (int[]){q3, k3, v3, -1, END},
+                    (int[]){y3, -1, -1, qk_unread, END}, 3);
+  set_attr_int(g, i, "q_num_heads", 2);
+  set_attr_int(g, i, "kv_num_heads", 2);
+  set_attr_float(g, i, "scale", 0.3f);
+  add_attention(g, "masked", (int[]){q, k, v, m, END}, (int[]){y_mask, END}, 0);
+  add_attention(g, "past", (int[]){q, k, v, -1, pk, pv, END}, (int[]){y_past, END}, 0);
+  i = add_attention(g, "softcap", (int[]){q, k, v, END}, (int[]){y_cap, END}, 1);
+  set_attr_float(g, i, "softcap", 2.0f);
+  add_attention(g, "qk_out", (int[]){q, k, v, END}, (int[]){y_qk, -1, -1, qk, END}, 0);
+  i = add_attention(g, "present", (int[]){q3, k3, v3, END}, (int[]){y_pres, pres, END}, 2);
+  set_attr_int(g, i, "q_num_heads", 2);
+  set_attr_int(g, i, "kv_num_heads", 2);
+  add_node(g, "Neg", "neg", (int[]){pres, END}, (int[]){neg, END}, 0);
+  const int outs[] = {y_fit, y3, y_mask, y_past, y_cap, y_qk, qk, y_pres, neg};
+  for (size_t o = 0; o < sizeof outs / sizeof outs[0]; o++) add_output(g, outs[o]);
+  return g;
+}
+
+static bool is_op(const graph *g, const char *name, const char *domain, const char *op) {
+  int i = node_named(g, name);
+  return i >= 0 && !g->nodes[i].removed && strcmp(g->nodes[i].domain, domain) == 0 &&
+         strcmp(g->nodes[i].op_type, op) == 0;
+}
+
+/* The pass rewrites in place (no node goes): the two fitting nodes become FusedAttention
+ * with GQA, the causal mask and the scale in their parameters; the others stay; every
+ * output is the same before and after. */
+static void test_attention_ops(void) {
+  graph *ref = build_attention_ops(), *g = build_attention_ops();
+  if (!prepare(ref) || !prepare(g)) {
+    graph_release(ref);
+    graph_release(g);
+    return;
+  }
+  int before = graph_live_nodes(g), rewritten = -1;
+  CHECK(pass_fuse_attention_op(g, &rewritten) == INFER_OK, "attention-op: pass failed: %s",
+        infer_last_error());
+  CHECK(rewritten == 2 && graph_live_nodes(g) == before,
+        "attention-op: %d rewritten (want 2), live nodes %d -> %d", rewritten, before,
+        graph_live_nodes(g));
+  check_invariants(g, "attention-op");
+  CHECK(is_op(g, "fit", "infer", "FusedAttention") && is_op(g, "fit3d", "infer", "FusedAttention"),
+        "attention-op: fit and fit3d become FusedAttention");
+  const char *kept[] = {"masked", "past", "softcap", "qk_out", "present"};
+  for (int k = 0; k < 5; k++)
+    CHECK(is_op(g, kept[k], "", "Attention"), "attention-op: %s stays Attention", kept[k]);
+  int fit = node_named(g, "fit"), fit3d = node_named(g, "fit3d");
+  if (is_op(g, "fit", "infer", "FusedAttention")) {
+    const fused_attention_params *p = g->nodes[fit].params;
+    const attn_view *kv = &p->view[ATTN_K];
+    CHECK(p->kv_group == 2 && p->causal && p->causal_offset == 0 &&
+              fabsf(p->scale - 1 / sqrtf(8)) < 1e-7f && kv->dims[1] == 2 && kv->strides[0] == 80,
+          "attention-op: fit has kv_group %lld, causal %d, scale %g", (long long)p->kv_group,
+          p->causal, p->scale);
+  }
+  if (is_op(g, "fit3d", "infer", "FusedAttention")) {
+    const fused_attention_params *p = g->nodes[fit3d].params;
+    const attn_view *o = &p->view[ATTN_O];
+    CHECK(p->kv_group == 1 && !p->causal && p->scale == 0.3f && o->dims[1] == 2 &&
+              o->dims[3] == 8 && o->strides[1] == 8 && o->strides[2] == 16,
+          "attention-op: fit3d writes Y [1, 3, 2 * 8] as [1, 2, 3, 8]");
+    CHECK(g->nodes[fit3d].n_outputs == 1 && pass_producer(g, graph_find_value(g, "qk_unread")) < 0,
+          "attention-op: fit3d's unread qk_matmul_output has no producer any more");
+  }
+  run_result a = {0}, b = {0};
+  if (run_graph(ref, NULL, &a) && run_graph(g, NULL, &b))
+    for (int o = 0; o < a.n; o++) {
+      char w[96];
+      snprintf(w, sizeof w, "attention-op: output %d", o);
+      compare(w, &b.outs[o], &a.outs[o], 1e-6, 1e-7);
+    }
+  result_free(&a);
+  result_free(&b);
+  graph_release(ref);
+  graph_release(g);
+}
+
 /* ---- the ONNX models of tests/passes ---------------------------------------------- */
 
 typedef struct model_case {
@@ -749,6 +863,7 @@ int main(int argc, char **argv) {
   test_identity_outputs();
   test_conv_bn();
   test_transposes();
+  test_attention_ops();
   test_models(dir);
   if (failures) {
     printf("test_passes: %d failure(s)\n", failures);
