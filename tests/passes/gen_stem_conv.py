@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Makes tests/passes/stem_conv.onnx: the first convolutions of a network, on 3 input
-channels (a 7x7 stride-2 one with bias and ReLU as ResNet's stem, a 3x3 one with bias as
-VGG's), against numpy in float64. On the GPU the cpad8-cudnn-graph alternative
+channels (a 7x7 stride-2 one with bias and ReLU, then a 3x3 stride-2 MaxPool, as
+ResNet's stem; a 3x3 one with bias and ReLU, then a 2x2 MaxPool, as VGG's), against
+numpy in float64. Each convolution has a reader before the graph output: the
+channels-last pass converts no node that writes a graph output, and a convolution left
+in NCHW would reach none of the channels-last alternatives. On the GPU the cpad8-cudnn-graph alternative
 (ops/cuda/conv_channel_pad.c: the channels widened to 8 with zeros) must give the same.
 And tests/passes/downsample_conv.onnx: ResNet's downsampling shortcut, a 1x1 stride-2
-convolution with bias, the residual added and ReLU (odd and even image sizes), which
-pw-stream reads subsampled on the GPU.
+convolution with bias, the residual added and ReLU (odd and even image sizes; then a
+Mul by 0.5, the reader that keeps the convolution channels-last), which pw-stream reads
+subsampled on the GPU.
 
     /usr/bin/python3 tests/passes/gen_stem_conv.py   (python3-onnx, numpy)
 """
@@ -32,18 +36,33 @@ def conv2d(x, w, b, stride, pad):
     return y + b[None, :, None, None]
 
 
+def maxpool(x, k, stride, pad):
+    n, c, h, wd = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=-np.inf)
+    oh, ow = (h + 2 * pad - k) // stride + 1, (wd + 2 * pad - k) // stride + 1
+    y = np.full((n, c, oh, ow), -np.inf)
+    for i in range(k):
+        for j in range(k):
+            y = np.maximum(y, xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride])
+    return y
+
+
 r = lambda s, shape: rng.normal(0, s, shape).astype(f32).astype(np.float64)  # float32 values
 x = r(1, (4, 3, 40, 40))
 wa, ba = r(0.15, (32, 3, 7, 7)), r(0.1, (32,))
 wb, bb = r(0.3, (16, 3, 3, 3)), r(0.1, (16,))
-ya = np.maximum(conv2d(x, wa, ba, 2, 3), 0)
-yb = conv2d(x, wb, bb, 1, 1)
+ya = maxpool(np.maximum(conv2d(x, wa, ba, 2, 3), 0), 3, 2, 1)
+yb = maxpool(np.maximum(conv2d(x, wb, bb, 1, 1), 0), 2, 2, 0)
 inits = [numpy_helper.from_array(a.astype(f32), n) for n, a in
          (("wa", wa), ("ba", ba), ("wb", wb), ("bb", bb))]
 nodes = [helper.make_node("Conv", ["x", "wa", "ba"], ["ca"], kernel_shape=[7, 7], strides=[2, 2],
                           pads=[3, 3, 3, 3]),
-         helper.make_node("Relu", ["ca"], ["ya"]),
-         helper.make_node("Conv", ["x", "wb", "bb"], ["yb"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+         helper.make_node("Relu", ["ca"], ["ra"]),
+         helper.make_node("MaxPool", ["ra"], ["ya"], kernel_shape=[3, 3], strides=[2, 2],
+                          pads=[1, 1, 1, 1]),
+         helper.make_node("Conv", ["x", "wb", "bb"], ["cb"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["cb"], ["rb"]),
+         helper.make_node("MaxPool", ["rb"], ["yb"], kernel_shape=[2, 2], strides=[2, 2])]
 graph = helper.make_graph(nodes, "stem_conv",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
                           [helper.make_tensor_value_info("ya", TensorProto.FLOAT, ya.shape),
@@ -64,16 +83,18 @@ for tag, (n, c, k, h, w) in (("a", (2, 16, 32, 14, 14)), ("b", (3, 24, 16, 9, 7)
     oh, ow = (h - 1) // 2 + 1, (w - 1) // 2 + 1
     zd = r(1, (n, k, oh, ow))
     outs["x" + tag], outs["z" + tag] = xd, zd
-    outs["y" + tag] = np.maximum(conv2d(xd, wd, bd, 2, 0) + zd, 0)
+    outs["y" + tag] = 0.5 * np.maximum(conv2d(xd, wd, bd, 2, 0) + zd, 0)
     inits += [numpy_helper.from_array(wd.astype(f32), "w" + tag),
               numpy_helper.from_array(bd.astype(f32), "b" + tag)]
     nodes += [helper.make_node("Conv", ["x" + tag, "w" + tag, "b" + tag], ["c" + tag],
                                kernel_shape=[1, 1], strides=[2, 2]),
               helper.make_node("Add", ["c" + tag, "z" + tag], ["s" + tag]),
-              helper.make_node("Relu", ["s" + tag], ["y" + tag])]
+              helper.make_node("Relu", ["s" + tag], ["r" + tag]),
+              helper.make_node("Mul", ["r" + tag, "half"], ["y" + tag])]
     ins += [helper.make_tensor_value_info(v + tag, TensorProto.FLOAT, outs[v + tag].shape)
             for v in ("x", "z")]
     outv.append(helper.make_tensor_value_info("y" + tag, TensorProto.FLOAT, outs["y" + tag].shape))
+inits.append(numpy_helper.from_array(np.array(0.5, f32), "half"))
 model = helper.make_model(helper.make_graph(nodes, "downsample_conv", ins, outv, inits),
                           opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
