@@ -32,6 +32,7 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
                 /* every backend: the CPU runs FusedAttention's double-precision reference */
                 {"fuse-attention-op", pass_fuse_attention_op, "rewritten"},
                 {"fuse-attention", pass_fuse_attention, "removed"},
+                {"move-row-transposes", pass_move_row_transposes, "removed"},
                 {"fuse-conv-epilogue", pass_fuse_conv_epilogue, "removed"},
                 {"fuse-matmul-epilogue", pass_fuse_matmul_epilogue, "removed"}};
   /* first: the MatMuls it makes meet cancel-transposes and the MatMul fusions */

@@ -34,6 +34,17 @@ static bool is_row_vector(const graph *g, int v, int64_t n, infer_dtype dt) {
   return t->rank == 0 ? n == 1 : t->dims[t->rank - 1] == n;
 }
 
+/* y = Reshape(x) keeps the rows' last dim (cols) and their count: the same bytes, which
+ * a product's epilogue can write as y; fixed sizes only (the CPU's flexible batch would
+ * change them per run). */
+static bool rows_reshape(const graph *g, int x, int y, int64_t cols) {
+  const value *a = &g->values[x], *b = &g->values[y];
+  return a->shape_known && b->shape_known && !a->shape_dep && !a->data_dep && !b->shape_dep &&
+         !b->data_dep && a->t.rank >= 1 && b->t.rank >= 1 && b->t.dims[b->t.rank - 1] == cols &&
+         dims_count(a->t.rank, a->t.dims) == dims_count(b->t.rank, b->t.dims) &&
+         !pass_is_graph_output(g, x);
+}
+
 /* A 1-D copy of the n biases in v, each times scale (a new constant). */
 static int bias_vector(graph *g, int v, int64_t n, double scale) {
   infer_dtype dt = g->values[v].t.dtype;
@@ -151,7 +162,7 @@ static infer_status fuse_at(graph *g, int i, int **readers_io, int *removed) {
   const value *yv = &g->values[y];
   if (!yv->shape_known) return INFER_OK;
   int64_t cols = yv->t.dims[yv->t.rank - 1];
-  int chain[16] = {i}, n_chain = 1, cur = y, scale = -1;
+  int chain[16] = {i}, n_chain = 1, cur = y, scale = -1, reshaped = -1;
   bool bias_first = p.bias >= 0; /* a bias the scale multiplies too (it came before) */
   /* the epilogue's order: act(alpha * A . B + bias + Z); a constant scale per column can
    * come first (it folds into B and the bias), Identities (views) pass */
@@ -161,6 +172,11 @@ static infer_status fuse_at(graph *g, int i, int **readers_io, int *removed) {
     if (n->n_inputs == 2) other = n->inputs[0] == cur ? n->inputs[1] : n->inputs[0];
     bool out_ok = n->n_outputs == 1 && same_shape(&g->values[n->outputs[0]], yv);
     if (pass_node_is(n, "Identity") && out_ok) {
+    } else if (pass_node_is(n, "Reshape") && reshaped < 0 && n->inputs[0] == cur &&
+               n->n_outputs == 1 && rows_reshape(g, cur, n->outputs[0], cols)) {
+      /* a view of the rows (out_shape): what follows compares with its shape */
+      reshaped = n_chain;
+      yv = &g->values[n->outputs[0]];
     } else if (pass_node_is(n, "Mul") && out_ok && other != cur && p.z < 0 && scale < 0 &&
                is_row_vector(g, other, cols, yv->t.dtype)) {
       scale = other;
@@ -183,6 +199,7 @@ static infer_status fuse_at(graph *g, int i, int **readers_io, int *removed) {
     chain[n_chain++] = r;
     cur = n->outputs[0];
   }
+  if (reshaped >= 0 && reshaped == n_chain - 1) n_chain--; /* a Reshape alone: left */
   if (n_chain == 1 && !is_gemm) return INFER_OK; /* nothing to fuse */
   bias_first = bias_first && scale >= 0;
   int n_before = g->n_values;
@@ -211,6 +228,11 @@ static infer_status fuse_at(graph *g, int i, int **readers_io, int *removed) {
   if (act != MATMUL_ACT_NONE) TRY(pass_set_attr_string(f, "activation", matmul_act_name(act)));
   if (p.trans_b) TRY(pass_set_attr_int(f, "trans_b", 1));
   if (p.alpha != 1) TRY(pass_set_attr_float(f, "alpha", p.alpha));
+  /* Y's dims when not A's leading ones and N (a Reshape in the chain, or one before) */
+  const value *fy = &g->values[f->outputs[0]], *av = &g->values[p.a];
+  bool derived = fy->t.rank == av->t.rank;
+  for (int k = 0; derived && k + 1 < fy->t.rank; k++) derived = fy->t.dims[k] == av->t.dims[k];
+  if (!derived) TRY(pass_set_attr_ints(f, "out_shape", fy->t.dims, fy->t.rank));
   TRY(pass_reparse(f));
   for (int k = 0; k < n_ins; k++)
     if (ins[k] >= 0) readers[ins[k]]++;

@@ -11,30 +11,6 @@
 #include "../ops/op.h"
 #include "passes.h"
 
-/* Node n's permutation of rank *rank; false when unknown (no perm attribute and
- * the input's rank not known at build time) or malformed. */
-static bool transpose_perm(const graph *g, const node *n, int *rank, int *perm) {
-  const int64_t *v;
-  int count;
-  if (attr_get_ints(n, "perm", &v, &count) != INFER_OK) return false;
-  if (count < 0) {
-    const value *x = &g->values[n->inputs[0]];
-    if (!x->shape_known) return false;
-    *rank = x->t.rank;
-    for (int i = 0; i < *rank; i++) perm[i] = *rank - 1 - i;
-    return true;
-  }
-  if (count > INFER_MAX_RANK) return false;
-  bool seen[INFER_MAX_RANK] = {false};
-  for (int i = 0; i < count; i++) {
-    if (v[i] < 0 || v[i] >= count || seen[v[i]]) return false;
-    seen[v[i]] = true;
-    perm[i] = (int)v[i];
-  }
-  *rank = count;
-  return true;
-}
-
 /* Sets n's `perm` attribute to perm and re-parses its params. */
 static infer_status set_perm(node *n, int rank, const int *perm) {
   int64_t *ints = malloc(sizeof(int64_t) * ((size_t)rank + 1));
@@ -81,7 +57,7 @@ infer_status pass_cancel_transposes(graph *g, int *removed) {
     if (i1 < 0 || !pass_node_is(&g->nodes[i1], "Transpose")) continue;
     int x = g->nodes[i1].inputs[0];
     int r1, r2, p[INFER_MAX_RANK], q[INFER_MAX_RANK], r[INFER_MAX_RANK];
-    if (!transpose_perm(g, &g->nodes[i1], &r1, p) || !transpose_perm(g, t2, &r2, q) || r1 != r2)
+    if (!pass_transpose_perm(g, &g->nodes[i1], &r1, p) || !pass_transpose_perm(g, t2, &r2, q) || r1 != r2)
       continue;
     bool identity = true;
     for (int i = 0; i < r1; i++) {

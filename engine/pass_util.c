@@ -343,3 +343,25 @@ infer_status pass_rewrite_fused_attention(graph *g, int i, const int *ins,
   }
   return pass_rewrite_node(g, i, "infer", "FusedAttention", 1, ins, 3, tmp.attrs, tmp.n_attrs);
 }
+
+bool pass_transpose_perm(const graph *g, const node *n, int *rank, int *perm) {
+  const int64_t *v;
+  int count;
+  if (attr_get_ints(n, "perm", &v, &count) != INFER_OK) return false;
+  if (count < 0) {
+    const value *x = &g->values[n->inputs[0]];
+    if (!x->shape_known) return false;
+    *rank = x->t.rank;
+    for (int i = 0; i < *rank; i++) perm[i] = *rank - 1 - i;
+    return true;
+  }
+  if (count > INFER_MAX_RANK) return false;
+  bool seen[INFER_MAX_RANK] = {false};
+  for (int i = 0; i < count; i++) {
+    if (v[i] < 0 || v[i] >= count || seen[v[i]]) return false;
+    seen[v[i]] = true;
+    perm[i] = (int)v[i];
+  }
+  *rank = count;
+  return true;
+}

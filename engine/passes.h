@@ -3,7 +3,7 @@
  *
  *   infer-and-fold -> einsum-to-matmul -> remove-identity -> fold-conv-bn -> bn-to-affine
  *   -> cancel-transposes -> fuse-chains -> fuse-attention-op -> fuse-attention
- *   -> fuse-conv-epilogue -> fuse-matmul-epilogue -> [to-channels-last]
+ *   -> move-row-transposes -> fuse-conv-epilogue -> fuse-matmul-epilogue -> [to-channels-last]
  *   -> fuse-elementwise -> fuse-concat-chain -> fuse-row-gather -> remove-dead -> plan
  *
  * Contract shared by every pass here:
@@ -81,6 +81,13 @@ infer_status pass_fuse_attention_op(graph *g, int *rewritten);
  * infer) (engine/pass_attention.c). */
 infer_status pass_fuse_attention(graph *g, int *removed);
 
+/* After fuse-attention: a Transpose of the leading axes (the last kept) read only by
+ * row-wise ops (MatMul by a constant, Gemm, elementwise with a row constant, unary) that
+ * end in FusedAttention inputs, or reached from a FusedAttention output through such ops
+ * and reshapes of the rows, goes: the attention's views take the other row order
+ * (engine/pass_row_permute.c). */
+infer_status pass_move_row_transposes(graph *g, int *removed);
+
 /* Chains of elementwise ops (and an existing FusedChain growing from its end) -> one
  * FusedChain (domain infer) (engine/pass_ew_chain.c). */
 infer_status pass_fuse_elementwise(graph *g, int *removed);
@@ -154,6 +161,10 @@ infer_status pass_set_attr_float(node *n, const char *name, float v);
 infer_status pass_set_attr_string(node *n, const char *name, const char *v);
 /* Drops n's attribute `name` if it has one; re-parse after. */
 void pass_remove_attr(node *n, const char *name);
+/* Transpose node n's permutation (perm[i]: the input axis of output axis i) of rank
+ * *rank; false when unknown (no perm attribute and the input's rank not known at build
+ * time) or malformed. */
+bool pass_transpose_perm(const graph *g, const node *n, int *rank, int *perm);
 /* The one live node reading v, when v has one reader and is not a graph output; else -1. */
 int pass_sole_reader(const graph *g, int v, const int *readers);
 /* Parses n's attributes again into its params (after an attribute changed). */

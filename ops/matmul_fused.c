@@ -24,6 +24,15 @@ static infer_status fm_parse(const node *n, void **params) {
   TRY(attr_get_int(n, "trans_b", 0, &tb));
   TRY(attr_get_float(n, "alpha", 1.0f, &p->alpha));
   p->trans_b = tb != 0;
+  const int64_t *od;
+  int orank = -1;
+  TRY(attr_get_ints(n, "out_shape", &od, &orank));
+  if (orank == 0 || orank > INFER_MAX_RANK)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "FusedMatMul: out_shape of rank %d", orank);
+  if (orank > 0) {
+    p->out_rank = orank;
+    memcpy(p->out_dims, od, sizeof(int64_t) * (size_t)orank);
+  }
   int k = 0;
   while (k < 4 && strcmp(act_names[k], act) != 0) k++;
   if (k == 4)
@@ -62,6 +71,15 @@ static infer_status fm_infer(const node *n, const void *params, const tensor *co
   y->rank = a->rank;
   memcpy(y->dims, a->dims, sizeof(int64_t) * (size_t)a->rank);
   y->dims[y->rank - 1] = nn;
+  if (p->out_rank > 0) { /* the same rows, seen with other leading dims */
+    int64_t rows = k ? dims_count(a->rank, a->dims) / k : 0;
+    if (p->out_dims[p->out_rank - 1] != nn || dims_count(p->out_rank, p->out_dims) != rows * nn)
+      return infer_fail(INFER_ERR_INVALID_MODEL, "FusedMatMul: out_shape %s does not hold the "
+                        "%lld x %lld product", dims_format(p->out_rank, p->out_dims, s1, sizeof s1),
+                        (long long)rows, (long long)nn);
+    y->rank = p->out_rank;
+    memcpy(y->dims, p->out_dims, sizeof(int64_t) * (size_t)p->out_rank);
+  }
   if (n->n_inputs > 3 && in[3] &&
       (in[3]->dtype != a->dtype || !dims_equal(in[3]->rank, in[3]->dims, y->rank, y->dims)))
     return infer_fail(INFER_ERR_INVALID_MODEL, "FusedMatMul: Z %s is not of Y's shape %s",
@@ -114,7 +132,7 @@ static infer_status fm_run(const node *n, const void *params, const tensor *cons
   return INFER_OK;
 }
 
-static const char *const fm_attrs[] = {"activation", "trans_b", "alpha", NULL};
+static const char *const fm_attrs[] = {"activation", "trans_b", "alpha", "out_shape", NULL};
 static const op_desc op_fused_matmul = {
     .name = "FusedMatMul", .domain = "infer", .since = 1, .until = 1,
     .min_inputs = 2, .max_inputs = 4, .min_outputs = 1, .max_outputs = 1,

@@ -4,7 +4,9 @@
  *   Y = act(alpha * A . op(B) + bias + Z)
  *
  * A is [..., M, K] (any leading dims, which fold into the rows of one product), B a 2-D
- * [K, N] ([N, K] with trans_b), bias [N] (optional), Z of Y's shape (optional). The CPU
+ * [K, N] ([N, K] with trans_b), bias [N] (optional), Z of Y's shape (optional). Y is
+ * A's leading dims and N, or out_shape (any dims of as many rows, N last: a Reshape of
+ * the rows that the pass took into the chain, so that a Z after it fuses too). The CPU
  * reference (ops/matmul_fused.c) and the GPU (ops/cuda/cuda_matmul.c) read these params. */
 #ifndef INFER_MATMUL_FUSED_H
 #define INFER_MATMUL_FUSED_H
@@ -26,6 +28,8 @@ typedef struct fused_matmul_params {
   matmul_act act;
   bool trans_b;
   float alpha;
+  int out_rank; /* 0: Y's dims are A's leading ones and N */
+  int64_t out_dims[INFER_MAX_RANK];
 } fused_matmul_params;
 
 /* The activation's attribute value ("" for none) and back. */
