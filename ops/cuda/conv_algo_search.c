@@ -197,6 +197,13 @@ infer_status conv_choose_algo(const cuda_exec *x, conv_state *s, const tensor *c
   st = infer_fail(INFER_ERR_UNSUPPORTED, "Conv: cuDNN has no algorithm for this convolution");
   for (int i = 0; i < found; i++) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > want) continue;
+    /* cuda.nan_exact: no FFT or Winograd algorithm, whose transforms spread a NaN or an
+     * infinity of one input pixel over other outputs (conv_cudnn_graph.c's cfg_allowed) */
+    cudnnConvolutionFwdAlgo_t al = perf[i].algo;
+    if (s->nan_exact && (al == CUDNN_CONVOLUTION_FWD_ALGO_FFT || al == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+                         al == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+                         al == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED))
+      continue;
     /* fp32 means IEEE fp32: results that used TF32 tensor cores are skipped */
     if (x->precision == INFER_PRECISION_FP32 && !s->d.is_double &&
         perf[i].mathType == CUDNN_TENSOR_OP_MATH && in[0]->dtype == INFER_DTYPE_FLOAT32)

@@ -157,12 +157,21 @@ static double now_s(void) {
 
 /* Whether an engine config may run: fp16 data accumulates in fp32 as on the legacy
  * path (no reduced-precision reductions, no inputs narrowed further), no reordered
- * weights, and at most CG_MAX_RTC runtime-compiled engines per problem. */
-static bool cfg_allowed(cudnnBackendDescriptor_t cfg, bool rtc_ok, int *n_rtc) {
+ * weights, and at most CG_MAX_RTC runtime-compiled engines per problem. With
+ * cuda.nan_exact no FFT or Winograd engine either: their transforms mix the pixels of a
+ * tile or of the whole image, so one NaN or infinity in the input spreads over outputs
+ * that a plain sum of products keeps finite (the H200 gave such NaNs on a 1x1
+ * convolution). */
+static bool cfg_allowed(cudnnBackendDescriptor_t cfg, bool rtc_ok, bool nan_exact, int *n_rtc) {
   uint32_t num = 0, beh = 0;
   if (be_config_notes(cfg, &num, &beh) != INFER_OK) return false;
   if (num & (1u << CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION |
              1u << CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS))
+    return false;
+  if (nan_exact && (num & (1u << CUDNN_NUMERICAL_NOTE_FFT | 1u << CUDNN_NUMERICAL_NOTE_WINOGRAD |
+                           1u << CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4 |
+                           1u << CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6 |
+                           1u << CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13)))
     return false;
   if (beh & (1u << CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER |
              1u << CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER))
@@ -176,7 +185,8 @@ static bool cfg_allowed(cudnnBackendDescriptor_t cfg, bool rtc_ok, int *n_rtc) {
 
 /* Plans of the first allowed configs of heuristics mode A (FALLBACK's when A yields
  * none) into c[0..return), within the limits above. Configs that fail are skipped. */
-static int cg_search(cudnnHandle_t h, cudnnBackendDescriptor_t og, bool rtc_ok, cg_cand *c) {
+static int cg_search(cudnnHandle_t h, cudnnBackendDescriptor_t og, bool rtc_ok, bool nan_exact,
+                     cg_cand *c) {
   static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
   int nc = 0, n_rtc = 0;
   double t0 = now_s();
@@ -187,7 +197,7 @@ static int cg_search(cudnnHandle_t h, cudnnBackendDescriptor_t og, bool rtc_ok, 
     for (int i = 0; i < n; i++) {
       bool keep = false;
       if (nc < CG_MAX_PLANS && (nc == 0 || now_s() - t0 < CG_BUDGET_S) &&
-          cfg_allowed(cfgs[i], rtc_ok, &n_rtc)) {
+          cfg_allowed(cfgs[i], rtc_ok, nan_exact, &n_rtc)) {
         cudnnBackendDescriptor_t plan = NULL;
         int64_t ws = 0;
         if (be_plan(h, cfgs[i], &plan, &ws) == INFER_OK) {
@@ -298,7 +308,7 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   int64_t data = xb + wb + bb + 2 * yb, ws_max = 0;
   infer_status st = cg_graph(s, h, p, act, mode, param, &og);
   if (st != INFER_OK) goto fail;
-  nc = cg_search(h, og, config_flag(x->cfg, "cuda.cudnn_rtc", false), c);
+  nc = cg_search(h, og, config_flag(x->cfg, "cuda.cudnn_rtc", false), p->nan_exact, c);
   if (nc == 0) {
     st = infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: no cuDNN engine takes this convolution");
     goto fail;
