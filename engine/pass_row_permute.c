@@ -114,6 +114,29 @@ static bool dead_node(const graph *g, int r, int depth) {
   return true;
 }
 
+/* Marks dead node r (dead_node) and the nodes reading its outputs removed (how many it
+ * marked): they would
+ * read the values this pass reshapes with the dims they had, and later passes (the
+ * row gathers of fuse-row-gather) must not build on them. */
+static int remove_dead(graph *g, int r, int *readers) {
+  const node *n = &g->nodes[r];
+  int count = 0;
+  for (int k = 0; k < n->n_outputs; k++) {
+    int y = n->outputs[k];
+    for (int j = 0; y >= 0 && j < g->n_nodes; j++) {
+      if (g->nodes[j].removed) continue;
+      for (int q = 0; q < g->nodes[j].n_inputs; q++)
+        if (g->nodes[j].inputs[q] == y) {
+          count += remove_dead(g, j, readers);
+          break;
+        }
+    }
+  }
+  if (g->nodes[r].removed) return count;
+  pass_remove_node(g, r, readers);
+  return count + 1;
+}
+
 /* View v of a row-major tensor of `rank` dims `dims`, seen in the tensor holding the
  * same elements with its axes permuted: new axis i is old axis perm[i]. Each view dim
  * must step within one old axis, and the steps of all dims on an axis must stay inside
@@ -172,7 +195,7 @@ static infer_status move_before(graph *g, int i, int *readers, int *removed) {
   if (x < 0 || t < 0 || !g->values[t].shape_known || pass_is_graph_output(g, t)) return INFER_OK;
   for (int a = 0; a < rank; a++) inv[perm[a]] = a;
   /* the values reached (t first) and the attention nodes at the end */
-  int vals[MAX_CHAIN], n_vals = 1, attn[MAX_CHAIN], n_attn = 0;
+  int vals[MAX_CHAIN], n_vals = 1, attn[MAX_CHAIN], n_attn = 0, dead[MAX_CHAIN], n_dead = 0;
   vals[0] = t;
   for (int q = 0; q < n_vals; q++) {
     int u = vals[q];
@@ -185,7 +208,11 @@ static infer_status move_before(graph *g, int i, int *readers, int *removed) {
       for (int k = 0; k < n->n_inputs; k++) uses += n->inputs[k] == u;
       if (!uses) continue;
       seen += uses;
-      if (dead_node(g, r, 0)) continue; /* left to remove-dead; reads u as it was */
+      if (dead_node(g, r, 0)) { /* folded into a view: removed below with what it feeds */
+        if (n_dead == MAX_CHAIN) return INFER_OK;
+        dead[n_dead++] = r;
+        continue;
+      }
       if (n->op_type && n->domain && strcmp(n->domain, "infer") == 0 &&
           strcmp(n->op_type, "FusedAttention") == 0 && n->params) {
         for (int k = 3; k < n->n_inputs; k++)
@@ -222,6 +249,7 @@ static infer_status move_before(graph *g, int i, int *readers, int *removed) {
     memcpy(ins, g->nodes[attn[a]].inputs, sizeof ins);
     TRY(pass_rewrite_fused_attention(g, attn[a], ins, &fps[a]));
   }
+  for (int d = 0; d < n_dead; d++) *removed += remove_dead(g, dead[d], readers);
   for (int q = 1; q < n_vals; q++) permute_dims(&g->values[vals[q]], inv);
   pass_replace_uses(g, t, x, readers);
   pass_remove_node(g, i, readers);
@@ -281,20 +309,21 @@ static infer_status move_after(graph *g, int i, int *readers, int *removed) {
   if (!permute_view(&fp.view[ATTN_O], rank, fdims, perm)) return INFER_OK;
   if (g->values[o].t.rank == rank)
     for (int a = 0; a < rank; a++) fp.out_dims[a] = fdims[perm[a]];
-  /* the Reshapes to rank-`rank` values get their permuted targets */
+  /* every Reshape on the way gets its target as explicit dims (a 0 in the old one would
+   * copy a dim that moves): permuted for rank-`rank` outputs */
   int shapes[MAX_CHAIN];
   for (int q = 0; q < n_vals; q++) {
     shapes[q] = -1;
     const node *n = &g->nodes[nodes[q]];
-    if (!pass_node_is(n, "Reshape") || g->values[n->outputs[0]].t.rank != rank) continue;
-    int64_t len = rank, nd[INFER_MAX_RANK];
+    if (!pass_node_is(n, "Reshape")) continue;
     const value *w = &g->values[n->outputs[0]];
-    for (int a = 0; a < rank; a++) nd[a] = w->t.dims[perm[a]];
+    int64_t len = w->t.rank, nd[INFER_MAX_RANK];
+    for (int a = 0; a < w->t.rank; a++) nd[a] = w->t.rank == rank ? w->t.dims[perm[a]] : w->t.dims[a];
     int c = pass_add_constant(g, n->inputs[1] >= 0 ? n->inputs[1] : n->outputs[0], "/rows",
                               INFER_DTYPE_INT64, 1, &len);
     if (c < 0) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "move-row-transposes: out of memory");
     int64_t *d = g->values[c].t.data;
-    memcpy(d, nd, sizeof nd[0] * (size_t)rank);
+    memcpy(d, nd, sizeof nd[0] * (size_t)len);
     shapes[q] = c;
   }
   int ins[3];
