@@ -21,6 +21,7 @@ static const struct {
     {"cuda.cudnn_rtc", KIND_FLAG},
     {"cuda.nan_exact", KIND_FLAG},
     {"cuda.conv_bias_first", KIND_FLAG},
+    {"cuda.host_fallback", KIND_FLAG},
     {"keep_values", KIND_FLAG},
     {"precision.fp32_ops", KIND_NAME},
     {"precision.fp32_nodes", KIND_NAME},

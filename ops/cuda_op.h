@@ -37,6 +37,9 @@ typedef struct cuda_exec {
   int64_t ws_limit;
   /* the engine's config entries (core/config.h: cuda.conv_impl, cuda.cudnn_rtc) */
   const struct config *cfg;
+  /* contexts of engines with host-fallback steps: pinned host scratch (its first word
+   * the run's failure flag, then each such step's region; ops/cuda/cuda_host_fallback.c) */
+  void *host_ws;
 } cuda_exec;
 
 typedef struct cuda_op {
@@ -71,6 +74,17 @@ static inline bool cuda_nan_exact(const cuda_exec *x) {
 /* GPU implementation of (domain, op_type), or NULL; domain "" or "ai.onnx" is the
  * default one. */
 const cuda_op *cuda_op_find(const char *domain, const char *op_type);
+
+/* config cuda.host_fallback=1: a step whose op has no GPU implementation runs its CPU
+ * reference on the host in stream order (ops/cuda/cuda_host_fallback.c). The engine
+ * prepares such a step with cuda_host_fallback_prepare (it reads the graph's model
+ * dtypes; in/out as for prepare) and places its region of the contexts' host scratch
+ * at `offset` with cuda_host_fallback_place, which returns the region's end. */
+extern const cuda_op cuda_op_host_fallback;
+infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, const node *n,
+                                        const tensor *const *in, tensor *const *out,
+                                        void **state);
+int64_t cuda_host_fallback_place(void *state, int64_t offset);
 
 /* Each GPU op family file exports a NULL-terminated list (ops/cuda/cuda_registry.c). */
 extern const cuda_op *const cuda_ops_elementwise[];

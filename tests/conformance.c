@@ -87,6 +87,10 @@ static int read_set(const char *model, const char *set_dir, const char *kind, in
 
 /* --diff: GPU contexts poison their memory before each run (config cuda.poison) */
 static bool poison_device;
+/* --config KEY=VALUE (repeatable): library config entries for the device builds (e.g.
+ * cuda.host_fallback=1) */
+static const char *device_config[8];
+static int n_device_config;
 
 /* Builds the model for (device, precision) with the shapes of `ins`, runs it once
  * on `ins` and copies the outputs into outs (malloc'ed). */
@@ -98,6 +102,12 @@ static enum result engine_run(const char *model, infer_device device, infer_prec
   infer_options_set_device(o, device, 0);
   infer_options_set_precision(o, precision);
   if (poison_device && device == INFER_DEVICE_CUDA) infer_options_set_config(o, "cuda.poison", "1");
+  for (int i = 0; i < n_device_config && device == INFER_DEVICE_CUDA; i++) {
+    char key[128];
+    const char *eq = strchr(device_config[i], '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq - device_config[i]), device_config[i]);
+    infer_options_set_config(o, key, eq + 1);
+  }
   for (int i = 0; i < n_in; i++) infer_options_set_input_shape_at(o, i, ins[i].rank, ins[i].dims);
   infer_engine *e;
   infer_status s = infer_engine_load(model, o, &e);
@@ -449,7 +459,8 @@ static bool listed(char **list, int n, const char *name) {
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: conformance ROOT [--device cpu|cuda] [--precision fp32|fp16] "
-                    "[--filter SUBSTR] [--known-failures FILE] [--rtol R] [--atol A] [--verbose]\n");
+                    "[--filter SUBSTR] [--known-failures FILE] [--rtol R] [--atol A] [--verbose] "
+                    "[--config KEY=VALUE (device builds)]\n");
     return 2;
   }
   const char *root = argv[1], *filter = NULL, *data_set = NULL;
@@ -475,6 +486,10 @@ int main(int argc, char **argv) {
       poison_device = true;
     }
     else if (strcmp(argv[i], "--min-ratio") == 0) { cfg.min_ratio = atof(v); i++; }
+    else if (strcmp(argv[i], "--config") == 0 && strchr(v, '=') && n_device_config < 8) {
+      device_config[n_device_config++] = v;
+      i++;
+    }
     else { fprintf(stderr, "conformance: unknown option %s\n", argv[i]); return 2; }
   }
   /* ONNX's runner tolerance; fp16 keeps ~3 significant digits per operation */

@@ -95,6 +95,12 @@ static infer_status done_by_input_cast(const cuda_exec *x, const node *n, const 
 }
 static const cuda_op skip_op = {.name = "nothing to do", .run = done_by_input_cast};
 
+/* A host-fallback step's CPU op failed in this context's run (the flag it sets,
+ * ops/cuda/cuda_host_fallback.c); read after the stream has been synchronized. */
+static bool host_fallback_failed(const cuda_context *c) {
+  return c->x.host_ws && *(volatile const int *)c->x.host_ws != 0;
+}
+
 static infer_status create_locked(infer_engine *e, cuda_context **out);
 static void release_locked(cuda_context *c);
 
@@ -193,6 +199,7 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
       pinned += bytes_of(&g->values[v]);
       if (ce->storage[v] != g->values[v].t.dtype) dev += bytes_of(&g->values[v]);
     }
+    pinned += ce->host_ws_bytes; /* the host-fallback steps' scratch */
     char what[200];
     snprintf(what, sizeof what, "a CUDA context (arena %lld + workspace %lld bytes, with "
              "inputs, outputs and cuBLAS's workspace %lld bytes in all)",
@@ -207,6 +214,16 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
   if (ce->ws_bytes > 0) {
     ALLOC_DEV(c->x.ws, ce->ws_bytes, "the workspace");
     c->x.ws_bytes = ce->ws_bytes;
+  }
+  if (ce->host_ws_bytes > 0) { /* zeroed: its first word is the run's failure flag */
+    if (cudaHostAlloc(&c->x.host_ws, (size_t)ce->host_ws_bytes, cudaHostAllocDefault) != cudaSuccess) {
+      cudaGetLastError();
+      c->x.host_ws = NULL;
+      st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes of pinned memory "
+                      "for the steps run on the host", (long long)ce->host_ws_bytes);
+      goto fail;
+    }
+    memset(c->x.host_ws, 0, (size_t)ce->host_ws_bytes);
   }
   /* cuBLAS gets its own workspace so that it never allocates during capture */
   if (c->x.cublas) {
@@ -281,6 +298,7 @@ static void release_locked(cuda_context *c) {
   free(c->step_ev);
   if (c->arena) cudaFree(c->arena);
   if (c->x.ws) cudaFree(c->x.ws);
+  if (c->x.host_ws) cudaFreeHost(c->x.host_ws);
   if (c->cublas_ws) cudaFree(c->cublas_ws);
   mem_budget_give(&c->e->device_mem, c->device_taken);
   mem_budget_give(&c->e->host_mem, c->host_taken);
@@ -468,6 +486,8 @@ static infer_status enqueue_run(cuda_context *c) {
       if (err == cudaSuccess) err = cudaGetLastError();
       if (err != cudaSuccess)
         st = infer_fail(INFER_ERR_RUNTIME, "kernel failed: %s", cudaGetErrorString(err));
+      else if (host_fallback_failed(c))
+        st = infer_fail(INFER_ERR_RUNTIME, "its CPU reference failed on the host");
     }
     if (st != INFER_OK) return infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
   }
@@ -629,6 +649,9 @@ infer_status cuda_context_wait(void *ctx) {
   if (st == INFER_OK && err != cudaSuccess)
     st = infer_fail(INFER_ERR_RUNTIME, "the run failed on the device: %s (build with "
                     "infer_options_set_sync_each_op to name the failing step)", cudaGetErrorString(err));
+  if (st == INFER_OK && host_fallback_failed(c))
+    st = infer_fail(INFER_ERR_RUNTIME, "a step run on the host (cuda.host_fallback) failed "
+                    "(build with infer_options_set_sync_each_op to name it)");
   c->enq_status = INFER_OK;
   if (st != INFER_OK) {
     /* a device error can poison the CUDA context; never hand out outputs again */

@@ -119,7 +119,14 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
       out[k] = &dev_out[k];
     }
     int64_t ws = 0;
-    st = cs->op->prepare(x, n, n->params, in, host_in, out, &cs->state, &ws);
+    if (cs->op == &cuda_op_host_fallback) {
+      st = cuda_host_fallback_prepare(x, g, n, in, out, &cs->state);
+      /* after the failure flag, each such step's region in turn */
+      if (st == INFER_OK)
+        ce->host_ws_bytes = cuda_host_fallback_place(cs->state, ce->host_ws_bytes > 0 ? ce->host_ws_bytes : 64);
+    } else {
+      st = cs->op->prepare(x, n, n->params, in, host_in, out, &cs->state, &ws);
+    }
     if (st != INFER_OK) {
       st = infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
       break;
@@ -362,8 +369,13 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
     cuda_step *cs = &ce->steps[s];
     cs->node = e->steps[s];
     cs->op = cuda_op_find(n->domain, n->op_type);
+    /* config cuda.host_fallback=1: the CPU reference, on the host in stream order */
+    if (!cs->op && config_flag(&e->opts.cfg, "cuda.host_fallback", false) && n->op &&
+        n->op->run && !n->op->control)
+      cs->op = &cuda_op_host_fallback;
     if (!cs->op)
-      st = infer_fail(INFER_ERR_UNSUPPORTED, "%s: the op has no GPU implementation",
+      st = infer_fail(INFER_ERR_UNSUPPORTED, "%s: the op has no GPU implementation (config "
+                      "cuda.host_fallback=1 runs such ops on the host)",
                       node_describe(g, cs->node, d, sizeof d));
     else
       ce->needs |= cs->op->needs;

@@ -33,6 +33,7 @@ struct cuda_engine {
   int n_steps;
   cuda_step *steps;
   int64_t ws_bytes;
+  int64_t host_ws_bytes; /* pinned host scratch of a context: host-fallback steps; 0: none */
   int max_io; /* most inputs/outputs of one node */
   unsigned needs; /* CUDA_NEEDS_* of all steps */
   void *build_cudnn; /* cudnnHandle_t the build's cuDNN plans were made with */

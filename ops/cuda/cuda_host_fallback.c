@@ -1,0 +1,258 @@
+/* cuda_host_fallback.c: an op without a GPU kernel, run by its CPU reference on the
+ * host in the stream's order (config cuda.host_fallback=1; off by default until it has
+ * run on a GPU). A run enqueues: the inputs copied off the device into the context's
+ * pinned host scratch, a host function (cudaLaunchHostFunc) that widens float16
+ * storage to the op's own dtype, runs the op and narrows its outputs back, and the
+ * outputs copied onto the device. The host thread never waits: the stream does, as for
+ * a kernel, and a CUDA graph captures the host function as a host node.
+ *
+ * Each such step owns a region of the context's host scratch (cuda_exec.host_ws),
+ * placed at build by cuda_host_fallback_place: a call record, the io tensors the op
+ * reads, the staging of each input and output and the op's own workspace. The
+ * scratch's first word is the context's failure flag: a failing op sets it (the host
+ * function cannot return a status) and cuda_context_wait reports it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "../../core/cuda_check.h"
+#include "../cuda_op.h"
+#include "../op.h"
+
+#define HF_ALIGN 64
+
+typedef struct hf_io {
+  tensor host;          /* the op's view: model dtype and dims; data set in the call */
+  infer_dtype stored;   /* dtype on the device */
+  int64_t stored_bytes; /* bytes on the device */
+  int64_t stage_off;    /* staging of the stored bytes in the step's region */
+  int64_t wide_off;     /* the model-dtype copy when stored differs, else -1 */
+  const void *constant; /* a constant input's host data (model dtype): no copy */
+  bool present;
+} hf_io;
+
+typedef struct hf_state {
+  const node *n;
+  const op_desc *op;
+  const void *params;
+  int n_in, n_out;
+  hf_io *in, *out;
+  int64_t ws_off, ws_bytes; /* the op's scratch in the region */
+  int64_t bytes;            /* the region's size */
+  int64_t base;             /* the region's offset in the context's scratch */
+} hf_state;
+
+/* What a host function reads: written at enqueue, at the start of the step's region;
+ * the same every run of a context (a captured graph keeps pointing at it). */
+typedef struct hf_call {
+  const hf_state *s;
+  unsigned char *region;
+  volatile int *failed;
+  const tensor **in; /* n_in pointers, then the tensors, in the region */
+  tensor **out;
+} hf_call;
+
+static int64_t align_up(int64_t v) { return (v + HF_ALIGN - 1) / HF_ALIGN * HF_ALIGN; }
+
+static void hf_release(void *p) {
+  hf_state *s = p;
+  if (!s) return;
+  free(s->in);
+  free(s->out);
+  free(s);
+}
+
+/* Bytes of the call record with its io pointer and tensor arrays. */
+static int64_t call_bytes(int n_in, int n_out) {
+  return align_up((int64_t)sizeof(hf_call) +
+                  (int64_t)(n_in + n_out) * (int64_t)(sizeof(void *) + sizeof(tensor)));
+}
+
+infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, const node *n,
+                                        const tensor *const *in, tensor *const *out,
+                                        void **state) {
+  (void)x;
+  *state = NULL;
+  if (!n->op || !n->op->run || n->op->control)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "the op has no GPU implementation, and no "
+                      "CPU one the host fallback could run");
+  hf_state *s = calloc(1, sizeof *s);
+  if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  s->n = n;
+  s->op = n->op;
+  s->params = n->params;
+  s->n_in = n->n_inputs;
+  s->n_out = n->n_outputs;
+  s->in = calloc((size_t)s->n_in + 1, sizeof *s->in);
+  s->out = calloc((size_t)s->n_out + 1, sizeof *s->out);
+  if (!s->in || !s->out) {
+    hf_release(s);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  int64_t off = call_bytes(s->n_in, s->n_out);
+  for (int side = 0; side < 2; side++) {
+    int count = side ? s->n_out : s->n_in;
+    for (int k = 0; k < count; k++) {
+      int v = side ? n->outputs[k] : n->inputs[k];
+      const tensor *dev = side ? out[k] : in[k];
+      hf_io *io = side ? &s->out[k] : &s->in[k];
+      if (v < 0 || !dev) continue;
+      const value *val = &g->values[v];
+      io->present = true;
+      io->host = val->t;
+      io->host.data = NULL;
+      io->stored = dev->dtype;
+      io->stored_bytes = tensor_nbytes(dev);
+      io->wide_off = -1;
+      if (!side && val->kind == VALUE_CONSTANT && val->t.data) {
+        io->constant = val->t.data; /* the model's own bytes, kept by the graph */
+        continue;
+      }
+      if (io->stored_bytes < 0 || tensor_nbytes(&io->host) < 0) {
+        hf_release(s);
+        return infer_fail(INFER_ERR_UNSUPPORTED, "host fallback: the size of %s %d is not "
+                          "known at build (it depends on run-time data)",
+                          side ? "output" : "input", k);
+      }
+      io->stage_off = off;
+      off += align_up(io->stored_bytes);
+      if (io->stored != io->host.dtype) {
+        io->wide_off = off;
+        off += align_up(tensor_nbytes(&io->host));
+      }
+    }
+  }
+  /* the op's scratch, asked with the model-dtype tensors */
+  if (s->op->workspace) {
+    const tensor **ti = calloc((size_t)s->n_in + 1, sizeof *ti);
+    tensor **to = calloc((size_t)s->n_out + 1, sizeof *to);
+    if (!ti || !to) {
+      free(ti);
+      free(to);
+      hf_release(s);
+      return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int k = 0; k < s->n_in; k++) ti[k] = s->in[k].present ? &s->in[k].host : NULL;
+    for (int k = 0; k < s->n_out; k++) to[k] = s->out[k].present ? &s->out[k].host : NULL;
+    s->ws_bytes = s->op->workspace(n, s->params, ti, to);
+    free(ti);
+    free(to);
+    if (s->ws_bytes < 0) {
+      hf_release(s);
+      return infer_fail(INFER_ERR_UNSUPPORTED, "host fallback: the op's workspace is unknown");
+    }
+  }
+  s->ws_off = off;
+  off += align_up(s->ws_bytes);
+  s->bytes = off;
+  *state = s;
+  return INFER_OK;
+}
+
+int64_t cuda_host_fallback_place(void *state, int64_t offset) {
+  hf_state *s = state;
+  s->base = align_up(offset);
+  return s->base + s->bytes;
+}
+
+/* src (count elements of dtype sd) into dst (dtype dd): float16 storage <-> float32. */
+static void convert(const void *src, infer_dtype sd, void *dst, infer_dtype dd, int64_t count,
+                    int rank, const int64_t *dims) {
+  tensor a = {.dtype = sd, .rank = rank}, b = {.dtype = dd, .rank = rank};
+  memcpy(a.dims, dims, sizeof(int64_t) * (size_t)rank);
+  memcpy(b.dims, dims, sizeof(int64_t) * (size_t)rank);
+  a.data = (void *)src;
+  b.data = dst;
+  for (int64_t i = 0; i < count; i++) tensor_set_f64(&b, i, tensor_get_f64(&a, i));
+}
+
+static void CUDART_CB hf_host(void *p) {
+  hf_call *c = p;
+  const hf_state *s = c->s;
+  if (*c->failed) return; /* an earlier step of this run failed: its outputs are garbage */
+  tensor *ts = (tensor *)(c->out + s->n_out);
+  for (int k = 0; k < s->n_in; k++) {
+    const hf_io *io = &s->in[k];
+    c->in[k] = NULL;
+    if (!io->present) continue;
+    tensor *t = &ts[k];
+    *t = io->host;
+    if (io->constant) {
+      t->data = (void *)io->constant;
+    } else if (io->wide_off >= 0) {
+      t->data = c->region + io->wide_off;
+      convert(c->region + io->stage_off, io->stored, t->data, t->dtype,
+              dims_count(t->rank, t->dims), t->rank, t->dims);
+    } else {
+      t->data = c->region + io->stage_off;
+    }
+    c->in[k] = t;
+  }
+  for (int k = 0; k < s->n_out; k++) {
+    const hf_io *io = &s->out[k];
+    c->out[k] = NULL;
+    if (!io->present) continue;
+    tensor *t = &ts[s->n_in + k];
+    *t = io->host;
+    t->data = c->region + (io->wide_off >= 0 ? io->wide_off : io->stage_off);
+    c->out[k] = t;
+  }
+  if (s->op->run(s->n, s->params, c->in, c->out, s->ws_bytes > 0 ? c->region + s->ws_off : NULL) !=
+      INFER_OK) {
+    *c->failed = 1;
+    return;
+  }
+  for (int k = 0; k < s->n_out; k++) {
+    const hf_io *io = &s->out[k];
+    if (!io->present || io->wide_off < 0) continue;
+    const tensor *t = c->out[k];
+    convert(t->data, t->dtype, c->region + io->stage_off, io->stored,
+            dims_count(t->rank, t->dims), t->rank, t->dims);
+  }
+}
+
+static infer_status hf_run(const cuda_exec *x, const node *n, const void *params,
+                           const void *state, const tensor *const *in, tensor *const *out) {
+  (void)n;
+  (void)params;
+  const hf_state *s = state;
+  if (!x->host_ws)
+    return infer_fail(INFER_ERR_INTERNAL, "host fallback: the context has no host scratch");
+  cudaStream_t st = (cudaStream_t)x->stream;
+  unsigned char *region = (unsigned char *)x->host_ws + s->base;
+  hf_call *c = (hf_call *)region;
+  c->s = s;
+  c->region = region;
+  c->failed = (volatile int *)x->host_ws;
+  c->in = (const tensor **)(region + sizeof(hf_call));
+  c->out = (tensor **)(c->in + s->n_in);
+  for (int k = 0; k < s->n_in; k++) {
+    const hf_io *io = &s->in[k];
+    if (!io->present || io->constant || io->stored_bytes == 0) continue;
+    if (!in[k] || !in[k]->data)
+      return infer_fail(INFER_ERR_INTERNAL, "host fallback: input %d has no device data", k);
+    CUDA_TRY(cudaMemcpyAsync(region + io->stage_off, in[k]->data, (size_t)io->stored_bytes,
+                             cudaMemcpyDeviceToHost, st));
+  }
+  CUDA_TRY(cudaLaunchHostFunc(st, hf_host, c));
+  for (int k = 0; k < s->n_out; k++) {
+    const hf_io *io = &s->out[k];
+    if (!io->present || io->stored_bytes == 0) continue;
+    if (!out[k] || !out[k]->data)
+      return infer_fail(INFER_ERR_INTERNAL, "host fallback: output %d has no device data", k);
+    CUDA_TRY(cudaMemcpyAsync(out[k]->data, region + io->stage_off, (size_t)io->stored_bytes,
+                             cudaMemcpyHostToDevice, st));
+  }
+  return INFER_OK;
+}
+
+static const char *hf_impl(const void *state) {
+  (void)state;
+  return "host-fallback";
+}
+
+/* prepare is cuda_host_fallback_prepare (it needs the graph's model dtypes), called by
+ * the engine for the steps it gives this op */
+const cuda_op cuda_op_host_fallback = {
+    .name = "host fallback", .run = hf_run, .release = hf_release, .impl = hf_impl};
