@@ -12,14 +12,9 @@
 #include "../ops/op.h"
 #include "passes.h"
 
-static bool is_const(const graph *g, int v) {
-  return v >= 0 && g->values[v].kind == VALUE_CONSTANT && g->values[v].t.data &&
-         g->values[v].shape_known && g->values[v].has_type;
-}
-
 /* A constant float vector of exactly m elements (BN parameters: any float dtype). */
 static bool is_channel_vector(const graph *g, int v, int64_t m) {
-  if (!is_const(g, v)) return false;
+  if (!pass_is_constant(g, v)) return false;
   const tensor *t = &g->values[v].t;
   return dtype_is_float(t->dtype) && t->rank == 1 && t->dims[0] == m;
 }
@@ -32,13 +27,13 @@ static bool can_fold(const graph *g, int c, int b, const int *readers, int *w_ou
   if (cn->n_outputs != 1 || cn->outputs[0] != x) return false;
   if (readers[x] != 1 || pass_is_graph_output(g, x)) return false;
   int w = cn->inputs[1], bias = cn->n_inputs > 2 ? cn->inputs[2] : -1;
-  if (!is_const(g, w)) return false;
+  if (!pass_is_constant(g, w)) return false;
   const tensor *wt = &g->values[w].t;
   if (wt->dtype != INFER_DTYPE_FLOAT32 && wt->dtype != INFER_DTYPE_FLOAT64) return false;
   if (wt->rank < 3) return false;
   int64_t m = wt->dims[0];
   if (bias >= 0) {
-    if (!is_const(g, bias)) return false;
+    if (!pass_is_constant(g, bias)) return false;
     const tensor *bt = &g->values[bias].t;
     if (bt->dtype != wt->dtype || bt->rank != 1 || bt->dims[0] != m) return false;
   }

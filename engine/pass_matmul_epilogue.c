@@ -17,18 +17,13 @@
 #include "../ops/op.h"
 #include "passes.h"
 
-static bool is_const(const graph *g, int v) {
-  return v >= 0 && g->values[v].kind == VALUE_CONSTANT && g->values[v].t.data &&
-         g->values[v].shape_known && g->values[v].has_type;
-}
-
 static bool fusable_dtype(infer_dtype t) {
   return t == INFER_DTYPE_FLOAT32 || t == INFER_DTYPE_FLOAT16;
 }
 
 /* A constant of n elements laid along the last axis ([n], [1, n], [1, 1, n] ...). */
 static bool is_row_vector(const graph *g, int v, int64_t n, infer_dtype dt) {
-  if (!is_const(g, v)) return false;
+  if (!pass_is_constant(g, v)) return false;
   const tensor *t = &g->values[v].t;
   if (t->dtype != dt || dims_count(t->rank, t->dims) != n) return false;
   return t->rank == 0 ? n == 1 : t->dims[t->rank - 1] == n;
@@ -77,7 +72,7 @@ static bool product_of(const graph *g, const node *n, product *p) {
   p->a = n->inputs[0];
   p->b = n->inputs[1];
   const value *y = &g->values[n->outputs[0]];
-  if (!y->shape_known || !fusable_dtype(y->t.dtype) || !is_const(g, p->b) ||
+  if (!y->shape_known || !fusable_dtype(y->t.dtype) || !pass_is_constant(g, p->b) ||
       g->values[p->b].t.rank != 2 || g->values[p->b].t.dtype != y->t.dtype ||
       !g->values[p->a].shape_known || g->values[p->a].t.rank < 1)
     return false;
@@ -113,7 +108,7 @@ static bool fused_of(const graph *g, const node *n, product *p, matmul_act *act)
   p->bias = p->z = -1;
   p->bias_scale = 1;
   if (n->removed || strcmp(n->op_type, "FusedMatMul") != 0 || strcmp(n->domain, "infer") != 0 ||
-      !n->params || !is_const(g, n->inputs[1]))
+      !n->params || !pass_is_constant(g, n->inputs[1]))
     return false;
   const fused_matmul_params *fp = n->params;
   p->a = n->inputs[0];

@@ -38,14 +38,9 @@ static bool leading_transpose(const graph *g, const node *n, int *rank, int *per
   return false;
 }
 
-static bool is_const(const graph *g, int v) {
-  return v >= 0 && g->values[v].kind == VALUE_CONSTANT && g->values[v].t.data &&
-         g->values[v].shape_known;
-}
-
 /* A constant that broadcasts along the rows only: every dim but the last is 1. */
 static bool row_constant(const graph *g, int v) {
-  if (!is_const(g, v)) return false;
+  if (!pass_is_constant(g, v)) return false;
   const tensor *t = &g->values[v].t;
   for (int i = 0; i + 1 < t->rank; i++)
     if (t->dims[i] != 1) return false;
@@ -77,11 +72,11 @@ static int row_wise_output(const graph *g, const node *n, int v) {
     return -1;
   bool ok = false;
   if (pass_node_is(n, "MatMul")) {
-    ok = n->n_inputs == 2 && n->inputs[0] == v && is_const(g, n->inputs[1]) &&
+    ok = n->n_inputs == 2 && n->inputs[0] == v && pass_is_constant(g, n->inputs[1]) &&
          g->values[n->inputs[1]].t.rank == 2;
   } else if (pass_node_is(n, "Gemm")) {
     int64_t ta = 0;
-    ok = n->n_inputs >= 2 && n->inputs[0] == v && is_const(g, n->inputs[1]) &&
+    ok = n->n_inputs >= 2 && n->inputs[0] == v && pass_is_constant(g, n->inputs[1]) &&
          (n->n_inputs < 3 || n->inputs[2] < 0 || row_constant(g, n->inputs[2])) &&
          attr_get_int(n, "transA", 0, &ta) == INFER_OK && ta == 0;
   } else if (pass_node_is(n, "Add") || pass_node_is(n, "Sub") || pass_node_is(n, "Mul") ||
@@ -356,7 +351,9 @@ infer_status pass_move_row_transposes(graph *g, int *removed) {
       s = move_before(g, i, readers, removed);
     } else if (n->op_type && n->domain && strcmp(n->domain, "infer") == 0 &&
                strcmp(n->op_type, "FusedAttention") == 0 && n->params) {
+      int before = *removed;
       s = move_after(g, i, readers, removed);
+      if (*removed == before) continue;
       /* new shape constants: recount (they are read once each) */
       free(readers);
       readers = pass_count_readers(g);

@@ -344,6 +344,11 @@ infer_status pass_rewrite_fused_attention(graph *g, int i, const int *ins,
   return pass_rewrite_node(g, i, "infer", "FusedAttention", 1, ins, 3, tmp.attrs, tmp.n_attrs);
 }
 
+bool pass_is_constant(const graph *g, int v) {
+  return v >= 0 && g->values[v].kind == VALUE_CONSTANT && g->values[v].t.data &&
+         g->values[v].shape_known && g->values[v].has_type;
+}
+
 bool pass_transpose_perm(const graph *g, const node *n, int *rank, int *perm) {
   const int64_t *v;
   int count;

@@ -161,6 +161,8 @@ infer_status pass_set_attr_float(node *n, const char *name, float v);
 infer_status pass_set_attr_string(node *n, const char *name, const char *v);
 /* Drops n's attribute `name` if it has one; re-parse after. */
 void pass_remove_attr(node *n, const char *name);
+/* v is a constant whose data, dtype and shape are known at build. */
+bool pass_is_constant(const graph *g, int v);
 /* Transpose node n's permutation (perm[i]: the input axis of output axis i) of rank
  * *rank; false when unknown (no perm attribute and the input's rank not known at build
  * time) or malformed. */

@@ -79,7 +79,8 @@ const cuda_op *cuda_op_find(const char *domain, const char *op_type);
  * reference on the host in stream order (ops/cuda/cuda_host_fallback.c). The engine
  * prepares such a step with cuda_host_fallback_prepare (it reads the graph's model
  * dtypes; in/out as for prepare) and places its region of the contexts' host scratch
- * at `offset` with cuda_host_fallback_place, which returns the region's end. */
+ * at `offset` (0 for the first: the failure flag goes before it) with
+ * cuda_host_fallback_place, which returns the region's end. */
 extern const cuda_op cuda_op_host_fallback;
 infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, const node *n,
                                         const tensor *const *in, tensor *const *out,

@@ -121,9 +121,8 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
     int64_t ws = 0;
     if (cs->op == &cuda_op_host_fallback) {
       st = cuda_host_fallback_prepare(x, g, n, in, out, &cs->state);
-      /* after the failure flag, each such step's region in turn */
-      if (st == INFER_OK)
-        ce->host_ws_bytes = cuda_host_fallback_place(cs->state, ce->host_ws_bytes > 0 ? ce->host_ws_bytes : 64);
+      /* each such step's region in turn, after the failure flag */
+      if (st == INFER_OK) ce->host_ws_bytes = cuda_host_fallback_place(cs->state, ce->host_ws_bytes);
     } else {
       st = cs->op->prepare(x, n, n->params, in, host_in, out, &cs->state, &ws);
     }

@@ -26,8 +26,9 @@ typedef struct hf_io {
   tensor host;          /* the op's view: model dtype and dims; data set in the call */
   infer_dtype stored;   /* dtype on the device */
   int64_t stored_bytes; /* bytes on the device */
+  int64_t count;        /* elements */
   int64_t stage_off;    /* staging of the stored bytes in the step's region */
-  int64_t wide_off;     /* the model-dtype copy when stored differs, else -1 */
+  int64_t wide_off;     /* the float32 copy of float16 storage, else -1 */
   const void *constant; /* a constant input's host data (model dtype): no copy */
   bool present;
 } hf_io;
@@ -115,6 +116,15 @@ infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, cons
                           "known at build (it depends on run-time data)",
                           side ? "output" : "input", k);
       }
+      /* the one storage that differs from the model's dtype: float32 kept as float16 */
+      if (io->stored != io->host.dtype &&
+          (io->stored != INFER_DTYPE_FLOAT16 || io->host.dtype != INFER_DTYPE_FLOAT32)) {
+        hf_release(s);
+        return infer_fail(INFER_ERR_UNSUPPORTED, "host fallback: %s %d is %s on the device "
+                          "for a %s value", side ? "output" : "input", k,
+                          infer_dtype_name(io->stored), infer_dtype_name(io->host.dtype));
+      }
+      io->count = dims_count(io->host.rank, io->host.dims);
       io->stage_off = off;
       off += align_up(io->stored_bytes);
       if (io->stored != io->host.dtype) {
@@ -152,19 +162,16 @@ infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, cons
 
 int64_t cuda_host_fallback_place(void *state, int64_t offset) {
   hf_state *s = state;
-  s->base = align_up(offset);
+  s->base = align_up(offset > 0 ? offset : HF_ALIGN); /* the failure flag comes first */
   return s->base + s->bytes;
 }
 
-/* src (count elements of dtype sd) into dst (dtype dd): float16 storage <-> float32. */
-static void convert(const void *src, infer_dtype sd, void *dst, infer_dtype dd, int64_t count,
-                    int rank, const int64_t *dims) {
-  tensor a = {.dtype = sd, .rank = rank}, b = {.dtype = dd, .rank = rank};
-  memcpy(a.dims, dims, sizeof(int64_t) * (size_t)rank);
-  memcpy(b.dims, dims, sizeof(int64_t) * (size_t)rank);
-  a.data = (void *)src;
-  b.data = dst;
-  for (int64_t i = 0; i < count; i++) tensor_set_f64(&b, i, tensor_get_f64(&a, i));
+/* float16 storage to the float32 the op computes in, and back */
+static void widen(const uint16_t *src, float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; i++) dst[i] = half_to_float(src[i]);
+}
+static void narrow(const float *src, uint16_t *dst, int64_t n) {
+  for (int64_t i = 0; i < n; i++) dst[i] = float_to_half(src[i]);
 }
 
 static void CUDART_CB hf_host(void *p) {
@@ -182,8 +189,7 @@ static void CUDART_CB hf_host(void *p) {
       t->data = (void *)io->constant;
     } else if (io->wide_off >= 0) {
       t->data = c->region + io->wide_off;
-      convert(c->region + io->stage_off, io->stored, t->data, t->dtype,
-              dims_count(t->rank, t->dims), t->rank, t->dims);
+      widen((const uint16_t *)(c->region + io->stage_off), t->data, io->count);
     } else {
       t->data = c->region + io->stage_off;
     }
@@ -206,9 +212,7 @@ static void CUDART_CB hf_host(void *p) {
   for (int k = 0; k < s->n_out; k++) {
     const hf_io *io = &s->out[k];
     if (!io->present || io->wide_off < 0) continue;
-    const tensor *t = c->out[k];
-    convert(t->data, t->dtype, c->region + io->stage_off, io->stored,
-            dims_count(t->rank, t->dims), t->rank, t->dims);
+    narrow(c->out[k]->data, (uint16_t *)(c->region + io->stage_off), io->count);
   }
 }
 
