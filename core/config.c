@@ -22,6 +22,7 @@ static const struct {
     {"cuda.nan_exact", KIND_FLAG},
     {"cuda.conv_bias_first", KIND_FLAG},
     {"cuda.host_fallback", KIND_FLAG},
+    {"cuda.attention_impl", KIND_NAME}, /* flash | cudnn */
     {"keep_values", KIND_FLAG},
     {"precision.fp32_ops", KIND_NAME},
     {"precision.fp32_nodes", KIND_NAME},

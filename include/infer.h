@@ -225,12 +225,16 @@ INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, 
  *                    variant so, and picks another where its extra pass costs. 0 stores
  *                    conv(x) in fp16 and adds the bias in the epilogue, which loses what a
  *                    cancelling bias leaves (docs/precision.md)
- *   cuda.host_fallback 1: an op with no GPU implementation runs its CPU reference on
- *                    the host, in the stream's order (its inputs copied off the device into
- *                    pinned memory, a host function, its outputs copied back; no host
- *                    wait, CUDA graphs keep it), instead of the build being refused; 0
- *                    (default until it has run on a GPU). --verbose counts such steps as
- *                    host-fallback; each costs two transfers and a host pass
+ *   cuda.host_fallback 1 (default): a step whose op has no GPU implementation, or whose
+ *                    GPU kernel refuses that instance (an attribute or dtype it does
+ *                    not take), runs its CPU reference on the host, in the stream's order
+ *                    (its inputs copied off the device into pinned memory, a host
+ *                    function, its outputs copied back; no host wait, CUDA graphs keep
+ *                    it). --verbose counts such steps as host-fallback; each costs two
+ *                    transfers and a host pass. 0 refuses the build instead, naming the op
+ *   cuda.attention_impl flash | cudnn: which runs a fused attention in float16, our
+ *                    flash kernel or cuDNN's SDPA (where cuDNN takes the problem); unset,
+ *                    both are timed at build and the faster kept
  *   keep_values      1: no intermediate shares memory with another, so every value a
  *                    step writes can be read after the run (infer_context_read_value,
  *                    infer_compare_values); the run itself is unchanged, the arena is

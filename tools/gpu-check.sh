@@ -377,7 +377,7 @@ while read -r l; do note "  $l"; done < <(grep -E "^[a-z0-9_]+: max\|ref\| .*PyT
   sed -E "s/: max\|ref\| .*//" | paste -d' ' - - | cut -c1-200)
 while read -r l; do note "  precision: $l"; done < <(grep -E '^(fp16-storage emulation|CUDA fp16): map max abs err' "$out/ctest_full.log" | sort -u)
 # each conformance run prints its summary line; LastTest.log holds every test's output
-for t in gpu_conformance_fp32 gpu_conformance_fp16 gpu_diff_fp32 gpu_diff_fp16; do
+for t in gpu_conformance_fp32 gpu_conformance_fp16 gpu_conformance_fp32_kernels gpu_conformance_fp16_kernels gpu_diff_fp32 gpu_diff_fp16; do
   line=$(awk -v t="$t" '$0 ~ "Testing: "t"$" {on=1} on && /^cuda (fp32|fp16): passed/ {print; exit}' \
     "$out/ctest_full.log")
   note "$t: ${line:-no summary line}"

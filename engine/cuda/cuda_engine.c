@@ -85,6 +85,14 @@ static infer_status upload_weights(infer_engine *e, cuda_engine *ce) {
   return st;
 }
 
+/* Whether step n may run its CPU reference on the host (cuda_host_fallback.c): config
+ * cuda.host_fallback (on unless set to 0) and an op with a plain run (control flow runs
+ * subgraphs through the backend instead). */
+static bool host_fallback_allowed(const infer_engine *e, const node *n) {
+  return config_flag(&e->opts.cfg, "cuda.host_fallback", true) && n->op && n->op->run &&
+         !n->op->control;
+}
+
 static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x) {
   const graph *g = e->g;
   char d[256];
@@ -125,6 +133,20 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
       if (st == INFER_OK) ce->host_ws_bytes = cuda_host_fallback_place(cs->state, ce->host_ws_bytes);
     } else {
       st = cs->op->prepare(x, n, n->params, in, host_in, out, &cs->state, &ws);
+      /* a kernel that refuses this instance (an attribute or dtype it does not take)
+       * leaves it to the host fallback, which --verbose names among the choices */
+      if (st == INFER_ERR_UNSUPPORTED && host_fallback_allowed(e, n)) {
+        if (cs->state) {
+          if (cs->op->release) cs->op->release(cs->state);
+          else free(cs->state);
+          cs->state = NULL;
+        }
+        ws = 0;
+        cs->op = &cuda_op_host_fallback;
+        st = cuda_host_fallback_prepare(x, g, n, in, out, &cs->state);
+        if (st == INFER_OK)
+          ce->host_ws_bytes = cuda_host_fallback_place(cs->state, ce->host_ws_bytes);
+      }
     }
     if (st != INFER_OK) {
       st = infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
@@ -369,13 +391,13 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
     cs->node = e->steps[s];
     cs->op = cuda_op_find(n->domain, n->op_type);
     /* config cuda.host_fallback=1: the CPU reference, on the host in stream order */
-    if (!cs->op && config_flag(&e->opts.cfg, "cuda.host_fallback", false) && n->op &&
-        n->op->run && !n->op->control)
-      cs->op = &cuda_op_host_fallback;
+    if (!cs->op && host_fallback_allowed(e, n)) cs->op = &cuda_op_host_fallback;
     if (!cs->op)
-      st = infer_fail(INFER_ERR_UNSUPPORTED, "%s: the op has no GPU implementation (config "
-                      "cuda.host_fallback=1 runs such ops on the host)",
-                      node_describe(g, cs->node, d, sizeof d));
+      st = infer_fail(INFER_ERR_UNSUPPORTED, "%s: the op has no GPU implementation, %s",
+                      node_describe(g, cs->node, d, sizeof d),
+                      !config_flag(&e->opts.cfg, "cuda.host_fallback", true)
+                          ? "and config cuda.host_fallback=0 keeps it off the host"
+                          : "and the host fallback runs no control flow or subgraphs");
     else
       ce->needs |= cs->op->needs;
   }

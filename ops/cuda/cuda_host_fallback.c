@@ -102,7 +102,9 @@ infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, cons
       const value *val = &g->values[v];
       io->present = true;
       io->host = val->t;
-      io->host.data = NULL;
+      /* a constant's own bytes stay readable: the op's workspace query at build and
+       * its run may read them (DFT's dft_length) */
+      io->host.data = !side && val->kind == VALUE_CONSTANT ? val->t.data : NULL;
       io->stored = dev->dtype;
       io->stored_bytes = tensor_nbytes(dev);
       io->wide_off = -1;

@@ -56,6 +56,77 @@ infer_status be_tensor(be_pool *p, int64_t uid, cudnnDataType_t dt, const int64_
   return INFER_OK;
 }
 
+infer_status be_tensor_strided(be_pool *p, int64_t uid, cudnnDataType_t dt, const int64_t *dims,
+                               const int64_t *strides, bool is_virtual, bool by_value,
+                               int64_t align, cudnnBackendDescriptor_t *out) {
+  TRY(be_create(p, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out));
+  cudnnBackendDescriptor_t t = *out;
+  BE_SET(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
+  BE_SET(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
+  BE_SET(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
+  BE_SET(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+  BE_SET(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
+  if (is_virtual) BE_SET(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
+  if (by_value) BE_SET(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
+  CUDNN_TRY(cudnnBackendFinalize(t));
+  return INFER_OK;
+}
+
+infer_status be_matmul(be_pool *p, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b,
+                       cudnnBackendDescriptor_t c, cudnnDataType_t comp,
+                       cudnnBackendDescriptor_t *op) {
+  cudnnBackendDescriptor_t md;
+  TRY(be_create(p, CUDNN_BACKEND_MATMUL_DESCRIPTOR, &md));
+  BE_SET(md, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+  CUDNN_TRY(cudnnBackendFinalize(md));
+  TRY(be_create(p, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, op));
+  BE_SET(*op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &md);
+  CUDNN_TRY(cudnnBackendFinalize(*op));
+  return INFER_OK;
+}
+
+infer_status be_reduction(be_pool *p, cudnnReduceTensorOp_t red, cudnnDataType_t comp,
+                          cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y,
+                          cudnnBackendDescriptor_t *op) {
+  cudnnBackendDescriptor_t rd;
+  TRY(be_create(p, CUDNN_BACKEND_REDUCTION_DESCRIPTOR, &rd));
+  BE_SET(rd, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+  BE_SET(rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &red);
+  CUDNN_TRY(cudnnBackendFinalize(rd));
+  TRY(be_create(p, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, op));
+  BE_SET(*op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd);
+  CUDNN_TRY(cudnnBackendFinalize(*op));
+  return INFER_OK;
+}
+
+infer_status be_pointwise_ext(be_pool *p, cudnnPointwiseMode_t mode, cudnnDataType_t prec,
+                              int64_t axis, cudnnBackendDescriptor_t x,
+                              cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t t,
+                              cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t *op) {
+  cudnnBackendDescriptor_t pw;
+  TRY(be_create(p, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &pw));
+  BE_SET(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+  BE_SET(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
+  if (axis >= 0) BE_SET(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
+  CUDNN_TRY(cudnnBackendFinalize(pw));
+  float one = 1;
+  TRY(be_create(p, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
+  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+  if (b) BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
+  if (t) BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &one);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &one);
+  CUDNN_TRY(cudnnBackendFinalize(*op));
+  return INFER_OK;
+}
+
 infer_status be_conv_fwd(be_pool *p, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t w,
                          cudnnBackendDescriptor_t y, const int64_t *pad, const int64_t *stride,
                          const int64_t *dil, cudnnDataType_t comp, cudnnBackendDescriptor_t *op) {

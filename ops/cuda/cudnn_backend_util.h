@@ -14,7 +14,7 @@
 
 #include "../../include/infer.h"
 
-#define BE_POOL_MAX 24
+#define BE_POOL_MAX 64 /* the attention graph's 14 operations take about 50 */
 
 typedef struct be_pool {
   cudnnBackendDescriptor_t d[BE_POOL_MAX];
@@ -33,6 +33,30 @@ void be_pool_release(be_pool *p);
 infer_status be_tensor(be_pool *p, int64_t uid, cudnnDataType_t dt, const int64_t *dims,
                        bool channels_last, bool is_virtual, int64_t align,
                        cudnnBackendDescriptor_t *out);
+
+/* A finalized 4-D tensor of any strides; by_value: a host scalar bound at execute (the
+ * pointer in the variant pack is host memory). */
+infer_status be_tensor_strided(be_pool *p, int64_t uid, cudnnDataType_t dt, const int64_t *dims,
+                               const int64_t *strides, bool is_virtual, bool by_value,
+                               int64_t align, cudnnBackendDescriptor_t *out);
+
+/* A finalized matrix product c = a . b over the leading (batch) dims, accumulating in comp. */
+infer_status be_matmul(be_pool *p, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b,
+                       cudnnBackendDescriptor_t c, cudnnDataType_t comp,
+                       cudnnBackendDescriptor_t *op);
+
+/* A finalized reduction y = op(x) over the dims where y's is 1, in comp. */
+infer_status be_reduction(be_pool *p, cudnnReduceTensorOp_t red, cudnnDataType_t comp,
+                          cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y,
+                          cudnnBackendDescriptor_t *op);
+
+/* A finalized pointwise operation with the inputs be_pointwise does not take: t, the
+ * third operand (CUDNN_POINTWISE_BINARY_SELECT: y = t ? x : b), and axis (>= 0:
+ * CUDNN_POINTWISE_GEN_INDEX's). b and t may be NULL. */
+infer_status be_pointwise_ext(be_pool *p, cudnnPointwiseMode_t mode, cudnnDataType_t prec,
+                              int64_t axis, cudnnBackendDescriptor_t x,
+                              cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t t,
+                              cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t *op);
 
 /* A finalized 2-D forward convolution (cross-correlation) y = conv(x, w), symmetric
  * pads, accumulating in `comp`; alpha 1, beta 0. Groups follow from the tensors'
