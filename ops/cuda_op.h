@@ -98,5 +98,6 @@ extern const cuda_op *const cuda_ops_movement[];
 extern const cuda_op *const cuda_ops_shape[];
 extern const cuda_op *const cuda_ops_attention[];
 extern const cuda_op *const cuda_ops_elementwise_chain[];
+extern const cuda_op *const cuda_ops_quantize[];
 
 #endif

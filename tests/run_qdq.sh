@@ -1,5 +1,6 @@
 #!/bin/sh
-# run_qdq.sh PYTHON INFER SRC_DIR WORK_DIR: the QDQ model test (label models).
+# run_qdq.sh PYTHON INFER SRC_DIR WORK_DIR [INFER_ARGS...]: the QDQ model test (label
+# models; with INFER_ARGS, e.g. --device cuda, the same checks on that backend).
 #
 # models/make_qdq.py writes a QDQ-quantized conv net (uint8 per-tensor activations,
 # int8 per-channel weights, int32 biases, opset 13), its float original, an input, the
@@ -18,6 +19,8 @@
 #   3. run the float original within rtol 1e-4 of PyTorch (the baseline).
 # Skips (77) with a message only when PYTHON lacks onnx, numpy or torch.
 py="$1"; infer="$2"; src="$3"; dir="$4"
+shift 4
+extra="$*" # options without spaces (--device cuda --verbose)
 if ! "$py" -c "import onnx, numpy, torch" 2>/dev/null; then
   echo "SKIP: $py cannot import onnx, numpy and torch (Debian: python3-onnx python3-torch)"
   exit 77
@@ -29,7 +32,8 @@ echo "qdq: QUANT_ERR $QUANT_ERR (max|fp32| $OUT_MAX), TIGHT $TIGHT, LOOSE $LOOSE
 run() {
   what="$1"; shift
   echo "qdq: $what"
-  "$infer" "$@" --input "$dir/input.npy" || exit $?
+  # shellcheck disable=SC2086 # extra: words on purpose
+  "$infer" "$@" --input "$dir/input.npy" $extra || exit $?
 }
 run "QDQ model vs the independent QDQ evaluation (atol TIGHT)" \
   "$dir/qdq.onnx" --reference "$dir/out_qdq.npy" --rtol 0 --atol "$TIGHT"

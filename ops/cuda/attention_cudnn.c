@@ -42,7 +42,8 @@ struct sdpa_plan {
   int64_t offset[4]; /* of Q, K, V, O in their tensors (elements): per step, see below */
   bool causal, unified;
   float scale, neg_inf; /* the by-value scalars' host memory */
-  float ms;             /* one run, as timed at build */
+  float ms;             /* one run, as timed at build (0: taken from the algorithm cache) */
+  int cfg_index;        /* the heuristics' rank of the config kept */
   pthread_mutex_t lock; /* one enqueue at a time (as conv_cudnn_graph.c's) */
   int refs;
   struct sdpa_plan *next, *shared; /* shared: the entry whose plan this step uses */
@@ -225,10 +226,10 @@ static float time_plan(cudnnHandle_t h, cudaStream_t st, cudnnBackendDescriptor_
 }
 
 /* Builds one graph into cand (unified or composite), finalizes the first plans the
- * heuristics give and keeps the fastest on the scratch tensors; cand->plan stays NULL
- * when none runs. */
+ * heuristics give and keeps the fastest on the scratch tensors; only >= 0: that config
+ * alone, untimed (a cached choice). cand->plan stays NULL when none runs. */
 static void search(cudnnHandle_t h, cudaStream_t st, const k_attn_view *const *vw,
-                   sdpa_plan *cand, const void *const *scratch) {
+                   sdpa_plan *cand, const void *const *scratch, int only) {
   cudnnBackendDescriptor_t og = NULL;
   infer_status gs = cand->unified ? graph_unified(&cand->pool, h, vw, &og)
                                   : graph_composite(&cand->pool, h, vw, cand->causal, &og);
@@ -244,7 +245,19 @@ static void search(cudnnHandle_t h, cudaStream_t st, const k_attn_view *const *v
     cudnnBackendDescriptor_t plan = NULL;
     int64_t ws = 0;
     bool keep = false;
-    if (tried < SD_MAX_PLANS && be_plan(h, cfgs[i], &plan, &ws) == INFER_OK) {
+    if (only >= 0 && i == only && be_plan(h, cfgs[i], &plan, &ws) == INFER_OK) {
+      if (ws <= SD_MAX_WS) {
+        cand->plan = plan;
+        cand->cfg = cfgs[i];
+        cand->ws = ws;
+        cand->ms = 0;
+        cand->cfg_index = i;
+        continue;
+      }
+      cudnnBackendDestroyDescriptor(plan);
+      plan = NULL;
+    }
+    if (only < 0 && tried < SD_MAX_PLANS && be_plan(h, cfgs[i], &plan, &ws) == INFER_OK) {
       tried++;
       void *wsp = NULL;
       float ms = -1;
@@ -260,6 +273,7 @@ static void search(cudnnHandle_t h, cudaStream_t st, const k_attn_view *const *v
         cand->cfg = cfgs[i];
         cand->ws = ws;
         cand->ms = ms;
+        cand->cfg_index = i;
         keep = true;
       } else {
         cudnnBackendDestroyDescriptor(plan);
@@ -291,8 +305,8 @@ static sdpa_plan *new_entry(const sdpa_key *key, const k_attn_view *const *vw, f
 infer_status sdpa_cudnn_prepare(cudnnHandle_t h, const k_attn_view *q, const k_attn_view *k,
                                 const k_attn_view *v, const k_attn_view *o, float scale,
                                 int64_t kv_group, int causal, int64_t causal_offset,
-                                cudaStream_t st, const void *const *scratch, sdpa_plan **plan,
-                                int64_t *ws_bytes, float *ms) {
+                                cudaStream_t st, const void *const *scratch, int cached,
+                                sdpa_plan **plan, int64_t *ws_bytes, float *ms) {
   *plan = NULL;
   *ws_bytes = 0;
   *ms = -1;
@@ -327,10 +341,16 @@ infer_status sdpa_cudnn_prepare(cudnnHandle_t h, const k_attn_view *q, const k_a
     /* cuDNN's operation first (no mask: it takes a causal one from 9.21 only), then the
      * composite graph; the faster plan stays */
     sdpa_plan *best = NULL;
-    for (int u = causal ? 0 : 1; u >= 0; u--) {
+    if (cached >= 0) { /* the cached graph and config, untimed, when it still builds */
+      sdpa_plan *cand = new_entry(&key, vw, scale, causal, (cached & 1) != 0);
+      if (cand) search(h, st, vw, cand, scratch, cached >> 1);
+      if (cand && cand->plan) best = cand;
+      else if (cand) free_entry(cand);
+    }
+    for (int u = causal ? 0 : 1; !best && u >= 0; u--) {
       sdpa_plan *cand = new_entry(&key, vw, scale, causal, u == 1);
       if (!cand) break;
-      search(h, st, vw, cand, scratch);
+      search(h, st, vw, cand, scratch, -1);
       if (cand->plan && (!best || cand->ms < best->ms)) {
         if (best) free_entry(best);
         best = cand;
@@ -353,6 +373,7 @@ infer_status sdpa_cudnn_prepare(cudnnHandle_t h, const k_attn_view *q, const k_a
   }
   mine->shared = hit;
   mine->unified = hit->unified;
+  mine->cfg_index = hit->cfg_index;
   *plan = mine;
   *ws_bytes = hit->ws;
   *ms = hit->ms;
@@ -380,6 +401,8 @@ infer_status sdpa_cudnn_run(cudnnHandle_t h, const sdpa_plan *p, const void *q, 
   pthread_mutex_unlock(lock);
   return st;
 }
+
+int sdpa_cudnn_choice(const sdpa_plan *p) { return p->cfg_index << 1 | (p->unified ? 1 : 0); }
 
 const char *sdpa_cudnn_name(const sdpa_plan *p) {
   return p && p->unified ? "cudnn-sdpa" : "cudnn-sdpa-graph";

@@ -4,6 +4,7 @@
  * through its view. In float16 both are timed at build on scratch tensors and the
  * faster kept; config cuda.attention_impl=flash or =cudnn takes one (cudnn where cuDNN
  * takes the problem, else ours). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "../../kernels/attention.h"
 #include "../attention_fused.h"
 #include "../cuda_op.h"
+#include "algo_cache.h"
 #include "attention_cudnn.h"
 
 typedef struct attn_state {
@@ -58,6 +60,28 @@ static float time_ours(const attn_state *s, const fused_attention_params *p,
   return ms;
 }
 
+/* The algorithm cache's key of this problem: the views (offsets modulo the 16 bytes
+ * cuDNN needs), the grouping, the mask and the scale's bits. */
+static void cache_key(const attn_state *s, const fused_attention_params *p, char *key,
+                      size_t cap) {
+  size_t k = 0;
+  int w = snprintf(key, cap, "attn:f16");
+  k = w > 0 ? (size_t)w : 0;
+  for (int t = 0; t < 4 && k < cap; t++) {
+    const k_attn_view *v = &s->view[t];
+    w = snprintf(key + k, cap - k, ":%lld,%lld,%lld,%lld/%lld,%lld,%lld,%lld/%lld",
+                 (long long)v->dims[0], (long long)v->dims[1], (long long)v->dims[2],
+                 (long long)v->dims[3], (long long)v->strides[0], (long long)v->strides[1],
+                 (long long)v->strides[2], (long long)v->strides[3], (long long)(v->offset % 8));
+    k += w > 0 ? (size_t)w : 0;
+  }
+  uint32_t bits;
+  memcpy(&bits, &p->scale, sizeof bits);
+  if (k < cap)
+    snprintf(key + k, cap - k, ":g%lld:c%d,%lld:s%08x", (long long)p->kv_group, p->causal,
+             (long long)p->causal_offset, bits);
+}
+
 /* float16: cuDNN's SDPA against our kernel, timed on zero-filled scratch as large as the
  * tensors (the time of either does not depend on the values); s->sdpa set when cuDNN's
  * is kept. A refusal of cuDNN's is no error: ours runs. */
@@ -68,6 +92,12 @@ static infer_status choose(const cuda_exec *x, attn_state *s, const fused_attent
   int64_t bytes[4];
   void *scratch[4] = {NULL, NULL, NULL, NULL};
   infer_status rc = INFER_OK;
+  /* --cache: v[0] 0 ours, 1 cuDNN's with v[1] its sdpa_cudnn_choice */
+  char key[ALGO_CACHE_KEY_MAX + 1];
+  cache_key(s, p, key, sizeof key);
+  int64_t cv[4] = {-1, -1, 0, 0};
+  bool hit = !impl && algo_cache_get(x->algo_cache, key, cv) && (cv[0] == 0 || cv[0] == 1);
+  if (hit && cv[0] == 0) return INFER_OK; /* ours, as measured before */
   for (int t = 0; t < 4; t++) {
     bytes[t] = tensor_nbytes(t < 3 ? in[t] : out[0]);
     if (bytes[t] <= 0 || cudaMalloc(&scratch[t], (size_t)bytes[t]) != cudaSuccess ||
@@ -84,15 +114,20 @@ static infer_status choose(const cuda_exec *x, attn_state *s, const fused_attent
   const k_attn_view *v = s->view;
   if (sdpa_cudnn_prepare((cudnnHandle_t)x->cudnn, &v[ATTN_Q], &v[ATTN_K], &v[ATTN_V], &v[ATTN_O],
                          p->scale, p->kv_group > 0 ? p->kv_group : 1, p->causal,
-                         p->causal_offset, st, (const void *const *)scratch, &plan, &ws,
-                         &cudnn_ms) != INFER_OK)
+                         p->causal_offset, st, (const void *const *)scratch,
+                         hit ? (int)cv[1] : -1, &plan, &ws, &cudnn_ms) != INFER_OK) {
+    if (!impl) algo_cache_put(x->algo_cache, key, (int64_t[4]){0, 0, 0, 0});
     goto done; /* ours */
-  bool take = impl && strcmp(impl, "cudnn") == 0;
+  }
+  bool take = (impl && strcmp(impl, "cudnn") == 0) || (hit && cudnn_ms == 0);
   if (!take) {
     float ours = time_ours(s, p, scratch, st);
     take = ours < 0 || cudnn_ms < ours;
   }
-  if (take && ws <= x->ws_limit) {
+  take = take && ws <= x->ws_limit;
+  if (!impl)
+    algo_cache_put(x->algo_cache, key, (int64_t[4]){take ? 1 : 0, sdpa_cudnn_choice(plan), 0, 0});
+  if (take) {
     s->sdpa = plan;
     *ws_bytes = ws;
   } else {
