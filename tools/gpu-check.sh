@@ -20,6 +20,8 @@
 #       (ZOO_MODELS; batches as the speed issue's table) infer's fp16 throughput with
 #       device-resident inputs (--bench --no-transfers) and the costliest steps of
 #       --profile: where the time goes, before a peer benchmark.
+#       QDQ_BENCH=1 (ZOO_MODELS holding resnet50): its QDQ model (models/quantize_qdq.py)
+#       on the GPU against the CPU, and its fp16 img/s beside the float model's.
 #       PROFILE_CONFIG="key=value" adds a second profile with that config (e.g.
 #       cuda.conv_impl=pw-stream); NCU="regex:count:model:infer args;..." runs Nsight
 #       Compute on the first launches of those kernels in that model's build and profile.
@@ -283,6 +285,30 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
         $kargs >"$out/ncu_$k.txt" 2>&1
       note "ncu run $k on $nm, /$kre/ x${kcount:-6} $kargs: rc=$? in $(( $(date +%s) - t0 )) s (ncu_$k.txt)"
       while read -r l; do note "  $l"; done < <(grep -E '^  [a-zA-Z_].*\(|DRAM Throughput|Duration|Achieved Occupancy|Registers Per|L1/TEX Hit|L2 Hit|Grid Size' "$out/ncu_$k.txt" | sed 's/  */ /g' | head -${NCU_LINES:-80})
+    done
+  fi
+  # QDQ_BENCH=1: the zoo's ResNet-50 made a QDQ model (models/quantize_qdq.py: ONNX
+  # Runtime's static recipe, calibrated by the CPU build), its outputs on the GPU against
+  # the CPU's (fp32 and fp16), and its fp16 throughput beside the float model's
+  if [ "${QDQ_BENCH:-0}" = 1 ] && [ -f $zoo/resnet50.onnx ]; then
+    python3 models/quantize_qdq.py $zoo/resnet50.onnx $zoo/resnet50_qdq.onnx --infer $build/infer \
+      --batch 2 >"$out/qdq_quantize.log" 2>&1
+    note "qdq resnet50: rc=$? $(tail -1 "$out/qdq_quantize.log" | cut -c1-150)"
+    $build/infer $zoo/resnet50_qdq.onnx --input $zoo/resnet50_input.npy --output /tmp/qdq_cpu \
+      >"$out/qdq_cpu.log" 2>&1
+    $build/infer $zoo/resnet50_qdq.onnx --input $zoo/resnet50_input.npy \
+      --reference $zoo/resnet50_output.npy --atol 1 >"$out/qdq_vs_float.log" 2>&1
+    note "  CPU: QDQ vs the float model: $(grep -E '^output' "$out/qdq_vs_float.log" | cut -c1-140)"
+    for prec in fp32 fp16; do
+      $build/infer $zoo/resnet50_qdq.onnx --device cuda --precision $prec \
+        --input $zoo/resnet50_input.npy --reference /tmp/qdq_cpu/logits.npy --atol 1 --verbose \
+        >"$out/qdq_gpu_$prec.log" 2>&1
+      note "  cuda $prec vs CPU: rc=$? $(grep -E '^output' "$out/qdq_gpu_$prec.log" | cut -c1-120) | $(grep -oE 'implementations chosen: .*' "$out/qdq_gpu_$prec.log" | cut -c1-160)"
+    done
+    for mm in resnet50 resnet50_qdq; do
+      $build/infer $zoo/$mm.onnx --device cuda --precision fp16 --batch 256 --bench \
+        --no-transfers --duration 2 >"$out/qdq_bench_$mm.log" 2>&1
+      note "  $mm b256 fp16, inputs on the device: $(grep -E '^throughput' "$out/qdq_bench_$mm.log")"
     done
   fi
   [ -n "${BENCH_MODELS:-}" ] && peer_bench # the peer benchmark of these too, when asked
