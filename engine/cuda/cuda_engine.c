@@ -136,6 +136,8 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
       /* a kernel that refuses this instance (an attribute or dtype it does not take)
        * leaves it to the host fallback, which --verbose names among the choices */
       if (st == INFER_ERR_UNSUPPORTED && host_fallback_allowed(e, n)) {
+        log_info(&e->opts.log, "cuda: %s runs on the host: %s",
+                 node_describe(g, cs->node, d, sizeof d), infer_last_error());
         if (cs->state) {
           if (cs->op->release) cs->op->release(cs->state);
           else free(cs->state);
@@ -391,7 +393,11 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
     cs->node = e->steps[s];
     cs->op = cuda_op_find(n->domain, n->op_type);
     /* config cuda.host_fallback=1: the CPU reference, on the host in stream order */
-    if (!cs->op && host_fallback_allowed(e, n)) cs->op = &cuda_op_host_fallback;
+    if (!cs->op && host_fallback_allowed(e, n)) {
+      cs->op = &cuda_op_host_fallback;
+      log_info(&e->opts.log, "cuda: %s runs on the host: the op has no GPU kernel",
+               node_describe(g, cs->node, d, sizeof d));
+    }
     if (!cs->op)
       st = infer_fail(INFER_ERR_UNSUPPORTED, "%s: the op has no GPU implementation, %s",
                       node_describe(g, cs->node, d, sizeof d),
