@@ -22,12 +22,17 @@ typedef struct attn_state {
   int kdt;
   int tensor_cores; /* the loaded code has the tensor-core kernel */
   sdpa_plan *sdpa;  /* cuDNN's plan when it was chosen, else NULL */
+  /* cuDNN's plan when ours was chosen: held (not run) so that the engine's other steps
+   * of this shape find the search done (attention_cudnn.c frees a plan with its last
+   * holder) */
+  sdpa_plan *held;
 } attn_state;
 
 static void attn_release(void *p) {
   attn_state *s = p;
   if (!s) return;
   sdpa_cudnn_release(s->sdpa);
+  sdpa_cudnn_release(s->held);
   free(s);
 }
 
@@ -131,7 +136,7 @@ static infer_status choose(const cuda_exec *x, attn_state *s, const fused_attent
     s->sdpa = plan;
     *ws_bytes = ws;
   } else {
-    sdpa_cudnn_release(plan);
+    s->held = plan;
   }
 done:
   cudaStreamSynchronize(st);
