@@ -85,6 +85,14 @@ static infer_status upload_weights(infer_engine *e, cuda_engine *ce) {
   return st;
 }
 
+/* Frees a step's prepared state (its op's release, else free) and clears it. */
+static void step_state_release(cuda_step *cs) {
+  if (!cs->state) return;
+  if (cs->op && cs->op->release) cs->op->release(cs->state);
+  else free(cs->state);
+  cs->state = NULL;
+}
+
 /* Whether step n may run its CPU reference on the host (cuda_host_fallback.c): config
  * cuda.host_fallback (on unless set to 0) and an op with a plain run (control flow runs
  * subgraphs through the backend instead). */
@@ -127,28 +135,22 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
       out[k] = &dev_out[k];
     }
     int64_t ws = 0;
-    if (cs->op == &cuda_op_host_fallback) {
-      st = cuda_host_fallback_prepare(x, g, n, in, out, &cs->state);
-      /* each such step's region in turn, after the failure flag */
-      if (st == INFER_OK) ce->host_ws_bytes = cuda_host_fallback_place(cs->state, ce->host_ws_bytes);
-    } else {
+    if (cs->op != &cuda_op_host_fallback) {
       st = cs->op->prepare(x, n, n->params, in, host_in, out, &cs->state, &ws);
       /* a kernel that refuses this instance (an attribute or dtype it does not take)
        * leaves it to the host fallback, which --verbose names among the choices */
       if (st == INFER_ERR_UNSUPPORTED && host_fallback_allowed(e, n)) {
         log_info(&e->opts.log, "cuda: %s runs on the host: %s",
                  node_describe(g, cs->node, d, sizeof d), infer_last_error());
-        if (cs->state) {
-          if (cs->op->release) cs->op->release(cs->state);
-          else free(cs->state);
-          cs->state = NULL;
-        }
+        step_state_release(cs);
         ws = 0;
         cs->op = &cuda_op_host_fallback;
-        st = cuda_host_fallback_prepare(x, g, n, in, out, &cs->state);
-        if (st == INFER_OK)
-          ce->host_ws_bytes = cuda_host_fallback_place(cs->state, ce->host_ws_bytes);
       }
+    }
+    if (cs->op == &cuda_op_host_fallback) {
+      st = cuda_host_fallback_prepare(x, g, n, in, out, &cs->state);
+      /* each such step's region in turn, after the failure flag */
+      if (st == INFER_OK) ce->host_ws_bytes = cuda_host_fallback_place(cs->state, ce->host_ws_bytes);
     }
     if (st != INFER_OK) {
       st = infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
@@ -483,11 +485,7 @@ void cuda_engine_release(void *state) {
 }
 
 static void release_locked(cuda_engine *ce) {
-  for (int s = 0; s < ce->n_steps; s++) {
-    if (!ce->steps[s].state) continue;
-    if (ce->steps[s].op && ce->steps[s].op->release) ce->steps[s].op->release(ce->steps[s].state);
-    else free(ce->steps[s].state);
-  }
+  for (int s = 0; s < ce->n_steps; s++) step_state_release(&ce->steps[s]);
   if (ce->build_cudnn) cudnnDestroy((cudnnHandle_t)ce->build_cudnn); /* after the plans */
   if (ce->weights) cudaFree(ce->weights);
   plan_free(&ce->mem);

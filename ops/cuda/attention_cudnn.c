@@ -204,27 +204,6 @@ static int io(const sdpa_plan *e, const int64_t *offset, const void *q, const vo
   return n;
 }
 
-/* Milliseconds per run, three runs after a warm-up; -1 when it fails. */
-static float time_plan(cudnnHandle_t h, cudaStream_t st, cudnnBackendDescriptor_t plan, int n,
-                       const int64_t *uids, void *const *ptrs, void *ws) {
-  cudaEvent_t e0 = NULL, e1 = NULL;
-  float ms = -1;
-  bool ok = cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess;
-  for (int r = 0; r < 4 && ok; r++) {
-    if (r == 1) ok = cudaEventRecord(e0, st) == cudaSuccess;
-    if (ok) ok = be_execute(h, plan, n, uids, ptrs, ws) == INFER_OK;
-  }
-  if (ok && cudaEventRecord(e1, st) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
-      cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess)
-    ms /= 3;
-  else
-    ms = -1;
-  if (e0) cudaEventDestroy(e0);
-  if (e1) cudaEventDestroy(e1);
-  if (ms < 0) cudaGetLastError();
-  return ms;
-}
-
 /* Builds one graph into cand (unified or composite), finalizes the first plans the
  * heuristics give and keeps the fastest on the scratch tensors; only >= 0: that config
  * alone, untimed (a cached choice). cand->plan stays NULL when none runs. */
@@ -262,7 +241,7 @@ static void search(cudnnHandle_t h, cudaStream_t st, const k_attn_view *const *v
       void *wsp = NULL;
       float ms = -1;
       if (ws <= SD_MAX_WS && (ws == 0 || cudaMalloc(&wsp, (size_t)ws) == cudaSuccess)) {
-        ms = time_plan(h, st, plan, n_io, uids, ptrs, wsp);
+        ms = be_time(h, st, plan, n_io, uids, ptrs, wsp);
         if (wsp) cudaFree(wsp);
       }
       cudaGetLastError();

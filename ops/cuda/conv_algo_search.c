@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cuda_conv.h"
+#include "cuda_timing.h"
 
 /* Runs the convolution with its epilogue once: the fused cuDNN call, or the
  * convolution and the epilogue kernel. y doubles as z here (build-time scratch). */
@@ -18,39 +19,32 @@ static bool run_variant(const cuda_exec *x, const conv_state *s, bool fused, con
   return conv_then_epilogue(x, s, xb, w, bias, s->has_z ? yb : NULL, yb, wsb) == INFER_OK;
 }
 
+typedef struct variant_run {
+  const cuda_exec *x;
+  const conv_state *s;
+  int variant;
+  const conv_alt *a;
+  void *as, *aws, *yb, *wsb;
+  const void *xb, *w, *bias;
+} variant_run;
+
+static bool variant_once(void *ctx) {
+  const variant_run *r = ctx;
+  if (r->variant < 2)
+    return run_variant(r->x, r->s, r->variant == 1, r->xb, r->w, r->bias, r->yb, r->wsb);
+  return r->a->run(r->x, r->as, r->xb, r->w, r->s->prob.has_bias ? r->bias : NULL,
+                   r->s->has_z ? r->yb : NULL, r->yb, r->aws) == INFER_OK;
+}
+
 /* Median-free but warm timing of one variant: 0 cuDNN convolution + epilogue kernel,
  * 1 cuDNN's fused call, 2 the alternative `a` (state as, scratch aws). -1 when it
  * fails. Three runs after one warm-up, on the build's scratch buffers. */
 static float time_variant(const cuda_exec *x, const conv_state *s, int variant,
                           const conv_alt *a, void *as, void *aws, const void *xb,
                           const void *w, const void *bias, void *yb, void *wsb) {
-  cudaStream_t st = (cudaStream_t)x->stream;
-  cudaEvent_t e[2];
-  if (cudaEventCreate(&e[0]) != cudaSuccess) return -1;
-  if (cudaEventCreate(&e[1]) != cudaSuccess) {
-    cudaEventDestroy(e[0]);
-    return -1;
-  }
-  bool ok = true;
-  float ms = -1;
-  for (int r = 0; r < 4 && ok; r++) {
-    if (r == 1) cudaEventRecord(e[0], st);
-    if (variant < 2)
-      ok = run_variant(x, s, variant == 1, xb, w, bias, yb, wsb);
-    else
-      ok = a->run(x, as, xb, w, s->prob.has_bias ? bias : NULL, s->has_z ? yb : NULL, yb,
-                  aws) == INFER_OK;
-  }
-  cudaEventRecord(e[1], st);
-  if (ok && cudaEventSynchronize(e[1]) == cudaSuccess &&
-      cudaEventElapsedTime(&ms, e[0], e[1]) == cudaSuccess)
-    ms /= 3;
-  else
-    ms = -1;
-  cudaEventDestroy(e[0]);
-  cudaEventDestroy(e[1]);
-  cudaGetLastError();
-  return ms;
+  variant_run r = {.x = x, .s = s, .variant = variant, .a = a, .as = as, .aws = aws,
+                   .yb = yb, .wsb = wsb, .xb = xb, .w = w, .bias = bias};
+  return cuda_time_runs(x->stream, variant_once, &r);
 }
 
 /* Test hook: config cuda.conv_impl=<name of an alternative> takes that alternative,

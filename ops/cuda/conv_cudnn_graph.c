@@ -236,29 +236,6 @@ static int cg_io(const cg_state *s, const void *in, const void *w, const void *b
   return n;
 }
 
-/* Milliseconds per run of plan, three runs after a warm-up; -1 when it fails. */
-static float cg_time(const cuda_exec *x, cudnnBackendDescriptor_t plan, int n,
-                     const int64_t *uids, void *const *ptrs, void *ws) {
-  cudaStream_t st = (cudaStream_t)x->stream;
-  cudnnHandle_t h = (cudnnHandle_t)x->cudnn;
-  cudaEvent_t e0 = NULL, e1 = NULL;
-  float ms = -1;
-  bool ok = cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess;
-  for (int r = 0; r < 4 && ok; r++) {
-    if (r == 1) ok = cudaEventRecord(e0, st) == cudaSuccess;
-    if (ok) ok = be_execute(h, plan, n, uids, ptrs, ws) == INFER_OK;
-  }
-  if (ok && cudaEventRecord(e1, st) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
-      cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess)
-    ms /= 3;
-  else
-    ms = -1;
-  if (e0) cudaEventDestroy(e0);
-  if (e1) cudaEventDestroy(e1);
-  if (ms < 0) cudaGetLastError();
-  return ms;
-}
-
 static int64_t round256(int64_t b) { return (b + 255) / 256 * 256; }
 
 static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void **state,
@@ -328,7 +305,8 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   n_io = cg_io(s, scratch, scratch + xb, scratch + xb + wb, scratch + xb + wb + bb,
                scratch + xb + wb + bb + yb, uids, ptrs);
   for (int i = 0; i < nc; i++) {
-    c[i].ms = cg_time(x, c[i].plan, n_io, uids, ptrs, ws_max > 0 ? scratch + data : NULL);
+    c[i].ms = be_time(h, x->stream, c[i].plan, n_io, uids, ptrs,
+                      ws_max > 0 ? scratch + data : NULL);
     if (c[i].ms >= 0 && (best < 0 || c[i].ms < c[best].ms)) best = i;
   }
   if (cudaStreamSynchronize(stream) != cudaSuccess) {

@@ -16,6 +16,7 @@
 #include "../cuda_op.h"
 #include "algo_cache.h"
 #include "attention_cudnn.h"
+#include "cuda_timing.h"
 
 typedef struct attn_state {
   k_attn_view view[4];
@@ -43,26 +44,24 @@ static cudaError_t launch(const attn_state *s, const fused_attention_params *p, 
                      p->causal_offset, s->tensor_cores, st);
 }
 
-/* Milliseconds per launch of our kernel on the scratch tensors (three after a warm-up);
- * -1 when it fails. */
+typedef struct ours_run {
+  const attn_state *s;
+  const fused_attention_params *p;
+  void *const *scratch;
+  cudaStream_t st;
+} ours_run;
+
+static bool ours_once(void *ctx) {
+  const ours_run *r = ctx;
+  return launch(r->s, r->p, r->scratch[0], r->scratch[1], r->scratch[2], r->scratch[3], r->st) ==
+         cudaSuccess;
+}
+
+/* Milliseconds per launch of our kernel on the scratch tensors; -1 when it fails. */
 static float time_ours(const attn_state *s, const fused_attention_params *p,
                        void *const *scratch, cudaStream_t st) {
-  cudaEvent_t e0 = NULL, e1 = NULL;
-  float ms = -1;
-  bool ok = cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess;
-  for (int r = 0; r < 4 && ok; r++) {
-    if (r == 1) ok = cudaEventRecord(e0, st) == cudaSuccess;
-    if (ok) ok = launch(s, p, scratch[0], scratch[1], scratch[2], scratch[3], st) == cudaSuccess;
-  }
-  if (ok && cudaEventRecord(e1, st) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
-      cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess)
-    ms /= 3;
-  else
-    ms = -1;
-  if (e0) cudaEventDestroy(e0);
-  if (e1) cudaEventDestroy(e1);
-  cudaGetLastError();
-  return ms;
+  ours_run r = {s, p, scratch, st};
+  return cuda_time_runs(st, ours_once, &r);
 }
 
 /* The algorithm cache's key of this problem: the views (offsets modulo the 16 bytes

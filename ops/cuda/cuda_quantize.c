@@ -23,6 +23,7 @@ typedef struct quant_state {
   float *scale;  /* device copies of constant parameters, per axis / blocked; else NULL */
   int32_t *zp;
   bool scale_in, zp_in; /* the parameters are read from the step's inputs 1 and 2 */
+  bool quantize;        /* QuantizeLinear, else DequantizeLinear */
 } quant_state;
 
 static void quant_release(void *p) {
@@ -114,64 +115,41 @@ static infer_status prepare_common(const node *n, const void *params, const tens
   return INFER_OK;
 }
 
-static infer_status q_prepare(const cuda_exec *x, const node *n, const void *params,
-                              const tensor *const *in, const tensor *const *host_in,
-                              tensor *const *out, void **state, int64_t *ws_bytes) {
+static infer_status quant_prepare(const cuda_exec *x, const node *n, const void *params,
+                                  const tensor *const *in, const tensor *const *host_in,
+                                  tensor *const *out, void **state, int64_t *ws_bytes) {
   (void)x;
   (void)ws_bytes;
-  infer_dtype xd = in[0]->dtype;
-  if (xd != INFER_DTYPE_FLOAT32 && xd != INFER_DTYPE_FLOAT16 && xd != INFER_DTYPE_BFLOAT16 &&
-      xd != INFER_DTYPE_INT32)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "QuantizeLinear on the GPU: x %s",
-                      infer_dtype_name(xd));
-  return prepare_common(n, params, in, host_in, out, true, state);
-}
-
-static infer_status dq_prepare(const cuda_exec *x, const node *n, const void *params,
-                               const tensor *const *in, const tensor *const *host_in,
-                               tensor *const *out, void **state, int64_t *ws_bytes) {
-  (void)x;
-  (void)ws_bytes;
-  infer_dtype yd = out[0]->dtype;
-  if (yd != INFER_DTYPE_FLOAT32 && yd != INFER_DTYPE_FLOAT16 && yd != INFER_DTYPE_BFLOAT16)
-    return infer_fail(INFER_ERR_UNSUPPORTED, "DequantizeLinear on the GPU: output %s",
-                      infer_dtype_name(yd));
-  return prepare_common(n, params, in, host_in, out, false, state);
-}
-
-/* The parameters a run reads: the device copies, or the step's own inputs. */
-static void params_of(const quant_state *s, const tensor *const *in, const void **scale,
-                      const void **zp) {
-  *scale = s->scale_in ? in[1]->data : s->scale;
-  *zp = s->scale_in ? (s->zp_in ? in[2]->data : NULL) : s->zp;
-}
-
-static infer_status q_run(const cuda_exec *x, const node *n, const void *params,
-                          const void *state, const tensor *const *in, tensor *const *out) {
-  (void)n;
-  (void)params;
-  const quant_state *s = state;
-  const void *sc, *zp;
-  params_of(s, in, &sc, &zp);
-  CUDA_LAUNCH_TRY(k_quantize(s->x_dtype, in[0]->data, s->y_dtype, out[0]->data, sc, zp, &s->l,
-                             (cudaStream_t)x->stream));
+  bool quantize = strcmp(n->op_type, "QuantizeLinear") == 0;
+  /* the float side: QuantizeLinear's x (or int32), DequantizeLinear's output */
+  infer_dtype fd = quantize ? in[0]->dtype : out[0]->dtype;
+  if (fd != INFER_DTYPE_FLOAT32 && fd != INFER_DTYPE_FLOAT16 && fd != INFER_DTYPE_BFLOAT16 &&
+      !(quantize && fd == INFER_DTYPE_INT32))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "%s on the GPU: %s %s", n->op_type,
+                      quantize ? "x" : "output", infer_dtype_name(fd));
+  TRY(prepare_common(n, params, in, host_in, out, quantize, state));
+  ((quant_state *)*state)->quantize = quantize;
   return INFER_OK;
 }
 
-static infer_status dq_run(const cuda_exec *x, const node *n, const void *params,
-                           const void *state, const tensor *const *in, tensor *const *out) {
+static infer_status quant_run(const cuda_exec *x, const node *n, const void *params,
+                              const void *state, const tensor *const *in, tensor *const *out) {
   (void)n;
   (void)params;
   const quant_state *s = state;
-  const void *sc, *zp;
-  params_of(s, in, &sc, &zp);
-  CUDA_LAUNCH_TRY(k_dequantize(s->x_dtype, in[0]->data, s->y_dtype, out[0]->data, sc, zp, &s->l,
-                               (cudaStream_t)x->stream));
+  /* the parameters: the device copies, or the step's own inputs */
+  const void *sc = s->scale_in ? in[1]->data : s->scale;
+  const void *zp = s->scale_in ? (s->zp_in ? in[2]->data : NULL) : s->zp;
+  CUDA_LAUNCH_TRY((s->quantize ? k_quantize : k_dequantize)(s->x_dtype, in[0]->data, s->y_dtype,
+                                                            out[0]->data, sc, zp, &s->l,
+                                                            (cudaStream_t)x->stream));
   return INFER_OK;
 }
 
 static const cuda_op cuda_quantize_linear = {
-    .name = "QuantizeLinear", .prepare = q_prepare, .run = q_run, .release = quant_release};
-static const cuda_op cuda_dequantize_linear = {
-    .name = "DequantizeLinear", .prepare = dq_prepare, .run = dq_run, .release = quant_release};
+    .name = "QuantizeLinear", .prepare = quant_prepare, .run = quant_run, .release = quant_release};
+static const cuda_op cuda_dequantize_linear = {.name = "DequantizeLinear",
+                                               .prepare = quant_prepare,
+                                               .run = quant_run,
+                                               .release = quant_release};
 const cuda_op *const cuda_ops_quantize[] = {&cuda_quantize_linear, &cuda_dequantize_linear, NULL};

@@ -4,6 +4,7 @@
 #include "cudnn_backend_util.h"
 
 #include "../../core/cuda_check.h"
+#include "cuda_timing.h"
 
 #define BE_SET(d, name, type, count, value) \
   CUDNN_TRY(cudnnBackendSetAttribute((d), (name), (type), (count), (value)))
@@ -29,6 +30,22 @@ void be_pool_release(be_pool *p) {
   while (p->n > 0) cudnnBackendDestroyDescriptor(p->d[--p->n]);
 }
 
+infer_status be_tensor_strided(be_pool *p, int64_t uid, cudnnDataType_t dt, const int64_t *dims,
+                               const int64_t *strides, bool is_virtual, bool by_value,
+                               int64_t align, cudnnBackendDescriptor_t *out) {
+  TRY(be_create(p, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out));
+  cudnnBackendDescriptor_t t = *out;
+  BE_SET(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
+  BE_SET(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
+  BE_SET(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
+  BE_SET(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+  BE_SET(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
+  BE_SET(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
+  if (by_value) BE_SET(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
+  CUDNN_TRY(cudnnBackendFinalize(t));
+  return INFER_OK;
+}
+
 infer_status be_tensor(be_pool *p, int64_t uid, cudnnDataType_t dt, const int64_t *dims,
                        bool channels_last, bool is_virtual, int64_t align,
                        cudnnBackendDescriptor_t *out) {
@@ -44,32 +61,7 @@ infer_status be_tensor(be_pool *p, int64_t uid, cudnnDataType_t dt, const int64_
     st[1] = dims[2] * dims[3];
     st[0] = dims[1] * st[1];
   }
-  TRY(be_create(p, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out));
-  cudnnBackendDescriptor_t t = *out;
-  BE_SET(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
-  BE_SET(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
-  BE_SET(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, st);
-  BE_SET(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-  BE_SET(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
-  BE_SET(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
-  CUDNN_TRY(cudnnBackendFinalize(t));
-  return INFER_OK;
-}
-
-infer_status be_tensor_strided(be_pool *p, int64_t uid, cudnnDataType_t dt, const int64_t *dims,
-                               const int64_t *strides, bool is_virtual, bool by_value,
-                               int64_t align, cudnnBackendDescriptor_t *out) {
-  TRY(be_create(p, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out));
-  cudnnBackendDescriptor_t t = *out;
-  BE_SET(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
-  BE_SET(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
-  BE_SET(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
-  BE_SET(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-  BE_SET(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
-  if (is_virtual) BE_SET(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
-  if (by_value) BE_SET(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
-  CUDNN_TRY(cudnnBackendFinalize(t));
-  return INFER_OK;
+  return be_tensor_strided(p, uid, dt, dims, st, is_virtual, false, align, out);
 }
 
 infer_status be_matmul(be_pool *p, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b,
@@ -104,29 +96,6 @@ infer_status be_reduction(be_pool *p, cudnnReduceTensorOp_t red, cudnnDataType_t
   return INFER_OK;
 }
 
-infer_status be_pointwise_ext(be_pool *p, cudnnPointwiseMode_t mode, cudnnDataType_t prec,
-                              int64_t axis, cudnnBackendDescriptor_t x,
-                              cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t t,
-                              cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t *op) {
-  cudnnBackendDescriptor_t pw;
-  TRY(be_create(p, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &pw));
-  BE_SET(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-  BE_SET(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
-  if (axis >= 0) BE_SET(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
-  CUDNN_TRY(cudnnBackendFinalize(pw));
-  float one = 1;
-  TRY(be_create(p, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
-  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-  if (b) BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
-  if (t) BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t);
-  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &one);
-  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &one);
-  CUDNN_TRY(cudnnBackendFinalize(*op));
-  return INFER_OK;
-}
-
 infer_status be_conv_fwd(be_pool *p, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t w,
                          cudnnBackendDescriptor_t y, const int64_t *pad, const int64_t *stride,
                          const int64_t *dil, cudnnDataType_t comp, cudnnBackendDescriptor_t *op) {
@@ -155,6 +124,24 @@ infer_status be_conv_fwd(be_pool *p, cudnnBackendDescriptor_t x, cudnnBackendDes
   return INFER_OK;
 }
 
+/* The pointwise operation around descriptor pw (alpha2 only for a second operand). */
+static infer_status pw_operation(be_pool *p, cudnnBackendDescriptor_t pw,
+                                 cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b,
+                                 cudnnBackendDescriptor_t t, cudnnBackendDescriptor_t y,
+                                 cudnnBackendDescriptor_t *op) {
+  float one = 1;
+  TRY(be_create(p, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
+  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+  if (b) BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
+  if (t) BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &one);
+  if (b) BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &one);
+  CUDNN_TRY(cudnnBackendFinalize(*op));
+  return INFER_OK;
+}
+
 infer_status be_pointwise(be_pool *p, cudnnPointwiseMode_t mode, cudnnDataType_t prec,
                           double param, cudnnBackendDescriptor_t x,
                           cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t y,
@@ -172,16 +159,20 @@ infer_status be_pointwise(be_pool *p, cudnnPointwiseMode_t mode, cudnnDataType_t
     BE_SET(pw, CUDNN_ATTR_POINTWISE_SWISH_BETA, CUDNN_TYPE_DOUBLE, 1, &param);
   }
   CUDNN_TRY(cudnnBackendFinalize(pw));
-  float one = 1;
-  TRY(be_create(p, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
-  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-  if (b) BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
-  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-  BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &one);
-  if (b) BE_SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &one);
-  CUDNN_TRY(cudnnBackendFinalize(*op));
-  return INFER_OK;
+  return pw_operation(p, pw, x, b, NULL, y, op);
+}
+
+infer_status be_pointwise_ext(be_pool *p, cudnnPointwiseMode_t mode, cudnnDataType_t prec,
+                              int64_t axis, cudnnBackendDescriptor_t x,
+                              cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t t,
+                              cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t *op) {
+  cudnnBackendDescriptor_t pw;
+  TRY(be_create(p, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &pw));
+  BE_SET(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+  BE_SET(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
+  if (axis >= 0) BE_SET(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
+  CUDNN_TRY(cudnnBackendFinalize(pw));
+  return pw_operation(p, pw, x, b, t, y, op);
 }
 
 infer_status be_graph(be_pool *p, cudnnHandle_t h, const cudnnBackendDescriptor_t *ops,
@@ -356,4 +347,24 @@ infer_status be_execute(cudnnHandle_t h, cudnnBackendDescriptor_t plan, int n,
   }
   if (vp) cudnnBackendDestroyDescriptor(vp);
   return cs == CUDNN_STATUS_SUCCESS ? INFER_OK : be_fail(cs, what);
+}
+
+typedef struct be_run {
+  cudnnHandle_t h;
+  cudnnBackendDescriptor_t plan;
+  int n;
+  const int64_t *uids;
+  void *const *ptrs;
+  void *ws;
+} be_run;
+
+static bool be_run_once(void *ctx) {
+  const be_run *r = ctx;
+  return be_execute(r->h, r->plan, r->n, r->uids, r->ptrs, r->ws) == INFER_OK;
+}
+
+float be_time(cudnnHandle_t h, void *stream, cudnnBackendDescriptor_t plan, int n,
+              const int64_t *uids, void *const *ptrs, void *ws) {
+  be_run r = {h, plan, n, uids, ptrs, ws};
+  return cuda_time_runs(stream, be_run_once, &r);
 }

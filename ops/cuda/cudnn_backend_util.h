@@ -98,4 +98,9 @@ infer_status be_plan(cudnnHandle_t h, cudnnBackendDescriptor_t cfg,
 infer_status be_execute(cudnnHandle_t h, cudnnBackendDescriptor_t plan, int n,
                         const int64_t *uids, void *const *ptrs, void *ws);
 
+/* Milliseconds per be_execute of plan on `stream` (h's), as cuda_time_runs times it;
+ * -1 when it fails. */
+float be_time(cudnnHandle_t h, void *stream, cudnnBackendDescriptor_t plan, int n,
+              const int64_t *uids, void *const *ptrs, void *ws);
+
 #endif

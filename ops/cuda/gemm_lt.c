@@ -12,6 +12,7 @@
 
 #include "../../core/cuda_check.h"
 #include "algo_cache.h"
+#include "cuda_timing.h"
 
 #define GEMM_CANDIDATES 8
 /* products smaller than this (multiply-adds) take the heuristic's first choice untimed:
@@ -78,34 +79,30 @@ static void key_of(const gemm_problem *p, const cuda_exec *x, char *key, size_t 
            (int)x->precision, p->bias != NULL, p->has_z, (int)p->act, GEMM_CANDIDATES);
 }
 
-/* Median-free warm timing of one algorithm: 3 runs after one warm-up; -1 on failure. */
+typedef struct algo_run {
+  const gemm_plan *g;
+  const cublasLtMatmulAlgo_t *algo;
+  size_t ws;
+  void *ws_buf, *y;
+  const void *a, *b;
+  float beta;
+  cudaStream_t st;
+} algo_run;
+
+static bool algo_once(void *ctx) {
+  const algo_run *r = ctx;
+  const gemm_plan *g = r->g;
+  return cublasLtMatmul(g->lt, g->op, &g->alpha, r->b, g->la, r->a, g->lb, &r->beta, r->y, g->ld,
+                        r->y, g->ld, r->algo, r->ws ? r->ws_buf : NULL, r->ws, r->st) ==
+         CUBLAS_STATUS_SUCCESS;
+}
+
+/* Milliseconds per run of one algorithm (cuda_time_runs); -1 on failure. */
 static float time_algo(const cuda_exec *x, gemm_plan *g, const cublasLtMatmulAlgo_t *algo,
                        size_t ws, void *ws_buf, const void *a, const void *b, void *y) {
-  cudaStream_t st = (cudaStream_t)x->stream;
-  cudaEvent_t e[2];
-  if (cudaEventCreate(&e[0]) != cudaSuccess) return -1;
-  if (cudaEventCreate(&e[1]) != cudaSuccess) {
-    cudaEventDestroy(e[0]);
-    return -1;
-  }
-  bool ok = true;
-  float ms = -1;
-  float beta = g->has_z ? g->beta : 0;
-  for (int r = 0; r < 4 && ok; r++) {
-    if (r == 1) cudaEventRecord(e[0], st);
-    ok = cublasLtMatmul(g->lt, g->op, &g->alpha, b, g->la, a, g->lb, &beta, y, g->ld, y, g->ld,
-                        algo, ws ? ws_buf : NULL, ws, st) == CUBLAS_STATUS_SUCCESS;
-  }
-  cudaEventRecord(e[1], st);
-  if (ok && cudaEventSynchronize(e[1]) == cudaSuccess &&
-      cudaEventElapsedTime(&ms, e[0], e[1]) == cudaSuccess)
-    ms /= 3;
-  else
-    ms = -1;
-  cudaEventDestroy(e[0]);
-  cudaEventDestroy(e[1]);
-  cudaGetLastError();
-  return ms;
+  algo_run r = {.g = g, .algo = algo, .ws = ws, .ws_buf = ws_buf, .y = y, .a = a, .b = b,
+                .beta = g->has_z ? g->beta : 0, .st = (cudaStream_t)x->stream};
+  return cuda_time_runs(x->stream, algo_once, &r);
 }
 
 /* Times the candidates on scratch operands (filled with a non-zero pattern: zeros can
