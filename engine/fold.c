@@ -1,12 +1,17 @@
 /* fold.c: shape inference over the graph in order, folding every node whose
  * inputs are all known constants (Shape -> Gather -> Concat -> Reshape chains,
- * ConstantOfShape weights, Constant nodes) into constant values. */
+ * ConstantOfShape weights, Constant nodes) into constant values. A control-flow node
+ * (If, Loop, Scan) of constant inputs folds too, its subgraphs run by the CPU backend's
+ * executor; the others' infer derives their output shapes where they do not depend on
+ * run-time data (ops/control_shapes.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../ops/op.h"
+#include "cpu/cpu_internal.h"
 #include "engine_internal.h"
+#include "../core/run_heap.h"
 #include "../core/status.h"
 #include "../core/tensor_limits.h"
 
@@ -75,6 +80,62 @@ static infer_status fold_node(graph *g, int i, const tensor **in, tensor **out, 
   return INFER_OK;
 }
 
+static void *fold_alloc(op_exec *x, int64_t bytes) {
+  void *p = NULL;
+  return run_heap_alloc(x->state, bytes, "a subgraph value while folding", &p) == INFER_OK ? p
+                                                                                         : NULL;
+}
+
+/* Control node i, whose every input is a constant, computes the same at every run: it runs
+ * now (its subgraphs through the CPU backend's executor, engine/cpu/cpu_subgraph.c, on a
+ * heap charged to the build's budget and freed here) and its outputs become constants. */
+static infer_status fold_control(graph *g, int i, const tensor **in, tensor **out,
+                                 mem_budget *budget) {
+  node *n = &g->nodes[i];
+  char d[256], what[320];
+  run_heap h = {.budget = budget};
+  op_exec x = {.run_graph = cpu_subgraph_run, .alloc = fold_alloc, .state = &h, .depth = 0};
+  tensor *res = calloc((size_t)n->n_outputs + 1, sizeof *res);
+  tensor **res_of = calloc((size_t)n->n_outputs + 1, sizeof *res_of);
+  infer_status s = res && res_of ? INFER_OK : infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int k = 0; s == INFER_OK && k < n->n_outputs; k++) res_of[k] = out[k] ? &res[k] : NULL;
+  if (s == INFER_OK) s = n->op->control(n, n->params, in, res_of, &x);
+  if (s != INFER_OK) s = infer_fail_prefix(s, "folding %s", node_describe(g, i, d, sizeof d));
+  for (int k = 0; s == INFER_OK && k < n->n_outputs; k++) {
+    if (!out[k]) continue;
+    if ((s = check_output(g, i, &res[k], k)) != INFER_OK) break;
+    int64_t nb = tensor_nbytes(&res[k]);
+    snprintf(what, sizeof what, "folding %s (output %d)", node_describe(g, i, d, sizeof d), k);
+    if ((s = mem_budget_take(budget, nb, what)) != INFER_OK) break;
+    *out[k] = res[k];
+    if (!(out[k]->data = malloc(nb > 0 ? (size_t)nb : 1))) {
+      mem_budget_give(budget, nb);
+      s = infer_fail(INFER_ERR_OUT_OF_MEMORY, "%s: cannot allocate %lld bytes to fold it",
+                     node_describe(g, i, d, sizeof d), (long long)nb);
+      break;
+    }
+    if (nb > 0) memcpy(out[k]->data, res[k].data, (size_t)nb);
+    value *v = &g->values[n->outputs[k]];
+    v->kind = VALUE_CONSTANT;
+    v->shape_known = v->has_type = true;
+  }
+  if (s == INFER_OK) n->removed = true;
+  run_heap_release(&h);
+  free(res);
+  free(res_of);
+  return s;
+}
+
+/* Whether every input of control node n is a constant of the model (not a value computed
+ * from the build batch, which a run may change). */
+static bool control_inputs_constant(const graph *g, const node *n) {
+  for (int k = 0; k < n->n_inputs; k++) {
+    const value *v = n->inputs[k] >= 0 ? &g->values[n->inputs[k]] : NULL;
+    if (v && (v->kind != VALUE_CONSTANT || v->data_dep || v->shape_dep)) return false;
+  }
+  return true;
+}
+
 infer_status pass_infer_and_fold(graph *g, bool *dynamic, mem_budget *budget) {
   *dynamic = false;
   int cap = 1;
@@ -84,8 +145,9 @@ infer_status pass_infer_and_fold(graph *g, bool *dynamic, mem_budget *budget) {
   }
   const tensor **in = calloc((size_t)cap, sizeof *in);
   tensor **out = calloc((size_t)cap, sizeof *out);
+  tensor *plain = calloc((size_t)cap, sizeof *plain); /* inputs shown without their data */
   infer_status s = INFER_OK;
-  if (!in || !out) {
+  if (!in || !out || !plain) {
     s = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
     goto done;
   }
@@ -122,6 +184,18 @@ infer_status pass_infer_and_fold(graph *g, bool *dynamic, mem_budget *budget) {
       *dynamic = true;
       continue;
     }
+    if (n->op->control && control_inputs_constant(g, n)) {
+      if ((s = fold_control(g, i, in, out, budget)) != INFER_OK) goto done;
+      continue;
+    }
+    /* a control node derives its shapes from constants only: the build batch's data
+     * (data_dep) would pick a branch or a trip count that another batch may not */
+    for (int k = 0; n->op->control && k < n->n_inputs; k++)
+      if (in[k] && g->values[n->inputs[k]].data_dep) {
+        plain[k] = *in[k];
+        plain[k].data = NULL;
+        in[k] = &plain[k];
+      }
     s = n->op->infer(n, n->params, in, out);
     if (s == OP_NEEDS_DATA) {
       *dynamic = true;
@@ -137,11 +211,13 @@ infer_status pass_infer_and_fold(graph *g, bool *dynamic, mem_budget *budget) {
       if ((s = check_output(g, i, out[k], k)) != INFER_OK) goto done;
       g->values[n->outputs[k]].shape_known = g->values[n->outputs[k]].has_type = true;
     }
-    if (all_data || n->op->fold_from_shape)
+    /* a control node's outputs have no data here (its constant case folded above) */
+    if (!n->op->control && (all_data || n->op->fold_from_shape))
       if ((s = fold_node(g, i, in, out, data_dep, budget)) != INFER_OK) goto done;
   }
 done:
   free(in);
   free(out);
+  free(plain);
   return s;
 }

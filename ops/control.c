@@ -2,24 +2,18 @@
  * graph attributes (the loader builds them, with the outer-scope values they read as
  * the node's trailing capture inputs, core/graph.h). The semantics live here; running a
  * subgraph is the backend's (op_exec): the CPU backend interprets it node by node
- * (engine/cpu/cpu_subgraph.c). Output shapes are known only after the run: infer says
- * OP_NEEDS_DATA. Sequence and optional values (If/Loop 16+ over them) are refused by
- * the loader. */
+ * (engine/cpu/cpu_subgraph.c), and so does a CUDA engine's host fallback
+ * (ops/cuda/cuda_host_fallback.c). infer (ops/control_shapes.c) derives the output
+ * shapes at build where they do not depend on run-time data, and says OP_NEEDS_DATA
+ * (known only after the run) elsewhere; the backends check a run's shapes against the
+ * derived ones (control_output_check). Sequence and optional values (If/Loop 16+ over
+ * them) are refused by the loader. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/status.h"
-#include "op.h"
-
-typedef struct control_params {
-  const graph *then_g, *else_g; /* If */
-  const graph *body;            /* Loop */
-  int n_declared;               /* the op's own inputs (before the captures) */
-  int n_carried, n_scans;       /* Loop, Scan: N carried values (states), K scan outputs */
-  int n_scan_in;                /* Scan: M scan inputs */
-  int64_t in_axis[16], in_rev[16], out_axis[16], out_rev[16]; /* Scan, per scan input / output */
-} control_params;
+#include "control_params.h"
 
 static infer_status graph_attr(const node *n, const char *name, const graph **g) {
   const attr *a = node_attr(n, name);
@@ -75,12 +69,6 @@ static infer_status loop_parse(const node *n, void **params) {
   return INFER_OK;
 }
 
-static infer_status control_infer(const node *n, const void *params, const tensor *const *in,
-                                  tensor *const *out) {
-  (void)n, (void)params, (void)in, (void)out;
-  return OP_NEEDS_DATA; /* the branch taken / trip count decides */
-}
-
 static infer_status control_run(const node *n, const void *params, const tensor *const *in,
                                 tensor *const *out, void *ws) {
   (void)params, (void)in, (void)out, (void)ws;
@@ -120,16 +108,6 @@ static infer_status if_control(const node *n, const void *params, const tensor *
   for (int k = 0; k < n->n_outputs; k++)
     if (out[k]) *out[k] = res[k];
   return INFER_OK;
-}
-
-/* A scalar of the rank the body declares for input i (0, or 1 for [1]). */
-static void body_scalar(const graph *body, int i, infer_dtype dt, void *data, tensor *t) {
-  const value *v = &body->values[body->inputs[i]];
-  memset(t, 0, sizeof *t);
-  t->dtype = dt;
-  t->rank = v->shape_known && v->t.rank == 1 ? 1 : 0;
-  t->dims[0] = 1;
-  t->data = data;
 }
 
 /* Scan output k over `iters` iterations (each a tensor of one shape), stacked on a new
@@ -190,8 +168,8 @@ static infer_status loop_control(const node *n, const void *params, const tensor
   for (; it < trips && cond; it++) {
     *iter_data = it;
     *cond_data = 1;
-    body_scalar(body, 0, INFER_DTYPE_INT64, iter_data, &iter_t);
-    body_scalar(body, 1, INFER_DTYPE_BOOL, cond_data, &cond_t);
+    control_body_scalar(body, 0, INFER_DTYPE_INT64, iter_data, &iter_t);
+    control_body_scalar(body, 1, INFER_DTYPE_BOOL, cond_data, &cond_t);
     bin[0] = &iter_t;
     bin[1] = &cond_t;
     for (int i = 0; i < N; i++) bin[2 + i] = &carried[i];
@@ -222,8 +200,6 @@ static infer_status loop_control(const node *n, const void *params, const tensor
 
 
 /* ---- Scan (9+): the body runs once per slice of the scan inputs ----------------------- */
-
-enum { SCAN_MAX = 16 }; /* scan inputs or outputs a node (control_params' arrays) */
 
 static infer_status ints_attr(const node *n, const char *name, int count, int64_t *v) {
   const int64_t *a;
@@ -354,12 +330,13 @@ static const char *const loop_attrs[] = {"body", NULL};
 static const op_desc op_if = {.name = "If", .domain = "", .since = 1, .until = OP_OPSET_MAX,
                               .min_inputs = 1, .max_inputs = INT_MAX, .min_outputs = 1,
                               .max_outputs = INT_MAX, .attrs = if_attrs, .parse = if_parse,
-                              .infer = control_infer, .run = control_run, .control = if_control};
+                              .infer = control_if_infer, .run = control_run,
+                              .control = if_control};
 /* M and cond are optional ("" names): min_inputs 0, loop_parse checks the rest */
 static const op_desc op_loop = {.name = "Loop", .domain = "", .since = 1, .until = OP_OPSET_MAX,
                                 .min_inputs = 0, .max_inputs = INT_MAX, .min_outputs = 0,
                                 .max_outputs = INT_MAX, .attrs = loop_attrs, .parse = loop_parse,
-                                .infer = control_infer, .run = control_run,
+                                .infer = control_loop_infer, .run = control_run,
                                 .control = loop_control};
 
 static const char *const scan_attrs[] = {"body", "num_scan_inputs", "scan_input_axes",
@@ -369,7 +346,7 @@ static const char *const scan_attrs[] = {"body", "num_scan_inputs", "scan_input_
 static const op_desc op_scan = {.name = "Scan", .domain = "", .since = 9, .until = OP_OPSET_MAX,
                                 .min_inputs = 1, .max_inputs = INT_MAX, .min_outputs = 1,
                                 .max_outputs = INT_MAX, .attrs = scan_attrs, .parse = scan_parse,
-                                .infer = control_infer, .run = control_run,
+                                .infer = control_scan_infer, .run = control_run,
                                 .control = scan_control};
 
 const op_desc *const ops_control[] = {&op_if, &op_loop, &op_scan, NULL};

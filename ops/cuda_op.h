@@ -37,8 +37,9 @@ typedef struct cuda_exec {
   int64_t ws_limit;
   /* the engine's config entries (core/config.h: cuda.conv_impl, cuda.cudnn_rtc) */
   const struct config *cfg;
-  /* contexts of engines with host-fallback steps: pinned host scratch (its first word
-   * the run's failure flag, then each such step's region; ops/cuda/cuda_host_fallback.c) */
+  /* contexts of engines with host-fallback steps: pinned host scratch (its head the run's
+   * failure flag, an int, and message, then each such step's region;
+   * ops/cuda/cuda_host_fallback.c) */
   void *host_ws;
 } cuda_exec;
 
@@ -75,17 +76,28 @@ static inline bool cuda_nan_exact(const cuda_exec *x) {
  * default one. */
 const cuda_op *cuda_op_find(const char *domain, const char *op_type);
 
-/* config cuda.host_fallback=1: a step whose op has no GPU implementation runs its CPU
- * reference on the host in stream order (ops/cuda/cuda_host_fallback.c). The engine
- * prepares such a step with cuda_host_fallback_prepare (it reads the graph's model
- * dtypes; in/out as for prepare) and places its region of the contexts' host scratch
- * at `offset` (0 for the first: the failure flag goes before it) with
- * cuda_host_fallback_place, which returns the region's end. */
+/* config cuda.host_fallback (on unless 0): a step whose op has no GPU implementation
+ * runs its CPU reference on the host in stream order (ops/cuda/cuda_host_fallback.c). The
+ * engine prepares such a step with cuda_host_fallback_prepare (it reads the graph's model
+ * dtypes; in/out as for prepare; sub: how a control-flow op's subgraphs run, NULL for other
+ * ops) and places its region of the contexts' host scratch at `offset` (0 for the first:
+ * the failure flag and message go before it) with cuda_host_fallback_place, which returns
+ * the region's end. After a run, cuda_host_fallback_failure(host_ws) is the failing
+ * step's message ("" when none failed). */
 extern const cuda_op cuda_op_host_fallback;
+/* What a host-fallback step of If, Loop or Scan runs its subgraphs with, given by the
+ * engine: the CPU backend's subgraph executor (op_exec.run_graph) and the engine's host
+ * memory budget, which each run's subgraph values are taken from. */
+typedef struct cuda_host_subgraphs {
+  infer_status (*run_graph)(op_exec *x, const graph *sg, const tensor *const *in,
+                            const tensor *const *node_in, tensor *out);
+  struct mem_budget *budget;
+} cuda_host_subgraphs;
 infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, const node *n,
                                         const tensor *const *in, tensor *const *out,
-                                        void **state);
+                                        const cuda_host_subgraphs *sub, void **state);
 int64_t cuda_host_fallback_place(void *state, int64_t offset);
+const char *cuda_host_fallback_failure(const void *host_ws);
 
 /* Each GPU op family file exports a NULL-terminated list (ops/cuda/cuda_registry.c). */
 extern const cuda_op *const cuda_ops_elementwise[];

@@ -54,6 +54,10 @@ struct op_exec {
 /* A control-flow op's run: out[k] get dtype, shape and data (from x->alloc). */
 typedef infer_status (*op_control_fn)(const node *n, const void *params,
                                       const tensor *const *in, tensor *const *out, op_exec *x);
+/* Output k of control node n as a run gave it (got) against the dtype and shape derived
+ * at build (want; ops/control_shapes.c), which the backend planned its buffer for: OK
+ * when they are the same, else INFER_ERR_RUNTIME saying both (the caller names the node). */
+infer_status control_output_check(const node *n, int k, const tensor *want, const tensor *got);
 
 typedef struct op_desc {
   const char *name;
@@ -68,8 +72,9 @@ typedef struct op_desc {
   /* run() needs only the shapes (not the data) of its inputs (Shape, Size), so
    * it can be folded whenever input shapes are known. */
   bool fold_from_shape;
-  /* Control flow: the node runs subgraphs through the backend (run is not called;
-   * infer gives OP_NEEDS_DATA, the output shapes come from the run). */
+  /* Control flow: the node runs subgraphs through the backend (run is not called).
+   * infer derives the output shapes at build where they do not depend on run-time data
+   * (ops/control_shapes.c), else gives OP_NEEDS_DATA (the shapes come from the run). */
   op_control_fn control;
 } op_desc;
 

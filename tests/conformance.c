@@ -5,6 +5,7 @@
  *   conformance ROOT [--device cpu|cuda] [--precision fp32|fp16] [--filter SUBSTR]
  *               [--known-failures FILE]... [--rtol R] [--atol A] [--timeout S] [--verbose]
  *               [--compare-cpu [--min-ratio R]] [--diff] [--jobs N] [--data-set TEXT]
+ *               [--static-shapes]
  *
  * --data-set names the data set in the report (which ONNX version made ROOT);
  * --known-failures may be given several times (the lists add up).
@@ -14,6 +15,10 @@
  * of that ratio: the list already accounts for them); --diff compares the device with the CPU on
  * seeded random inputs (NMSE <= 1e-9 fp32, 1e-4 fp16) with poisoned device memory.
  * fp16 default tolerance: rtol 2e-2, atol 2e-3 (fp32: ONNX's rtol 1e-3, atol 1e-7).
+ * --static-shapes (CPU): a model is taken only where every shape is known at build, as
+ * the CUDA backend needs (with the same retry: inputs of rank <= 1 fixed as constants);
+ * the others are unsupported. On the CPU this checks which tests a CUDA build refuses
+ * for shapes known only at run (tests/known_failures_cuda_runtime_shapes.txt).
  *
  * Tests run in child processes (--jobs of them, each taking a range of tests) with
  * a time limit per test, so a crash or hang is counted (and makes the run fail)
@@ -87,6 +92,12 @@ static int read_set(const char *model, const char *set_dir, const char *kind, in
 
 /* --diff: GPU contexts poison their memory before each run (config cuda.poison) */
 static bool poison_device;
+/* --static-shapes: a CPU engine is held to what the CUDA backend takes, every shape known
+ * at build (engine.dynamic false, after the retry with constant small inputs that a CUDA
+ * build gets too); otherwise the test is unsupported */
+static bool static_shapes;
+bool test_engine_dynamic(const infer_engine *e); /* tests/engine_peek.c */
+
 /* --config KEY=VALUE (repeatable): library config entries for the device builds (e.g.
  * cuda.host_fallback=1) */
 static const char *device_config[8];
@@ -111,12 +122,26 @@ static enum result engine_run(const char *model, infer_device device, infer_prec
   for (int i = 0; i < n_in; i++) infer_options_set_input_shape_at(o, i, ins[i].rank, ins[i].dims);
   infer_engine *e;
   infer_status s = infer_engine_load(model, o, &e);
-  if (s == INFER_ERR_UNSUPPORTED && strstr(infer_last_error(), "depend on run-time data")) {
+  bool static_cpu = static_shapes && device == INFER_DEVICE_CPU;
+  bool refused =
+      s == INFER_ERR_UNSUPPORTED && strstr(infer_last_error(), "depend on run-time data");
+  if (s == INFER_OK && static_cpu && test_engine_dynamic(e)) { /* what the CUDA backend refuses */
+    infer_engine_release(e);
+    refused = true;
+  }
+  if (refused) {
     /* The GPU needs static shapes: fix the small (rank <= 1) inputs, which carry
      * shapes, axes, scales and the like, at build time and try again. */
     for (int i = 0; i < n_in; i++)
       if (ins[i].rank <= 1) infer_options_set_input_constant_at(o, i, &ins[i]);
     s = infer_engine_load(model, o, &e);
+    if (s == INFER_OK && static_cpu && test_engine_dynamic(e)) {
+      infer_engine_release(e);
+      infer_options_release(o);
+      snprintf(msg, cap, "load: some shapes depend on run-time data (--static-shapes: the CUDA "
+               "backend refuses the model)");
+      return R_UNSUPPORTED;
+    }
   }
   infer_options_release(o);
   if (s != INFER_OK) {
@@ -480,6 +505,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--timeout") == 0) { cfg.timeout_s = atoi(v); i++; }
     else if (strcmp(argv[i], "--verbose") == 0) cfg.verbose = true;
     else if (strcmp(argv[i], "--compare-cpu") == 0) cfg.compare_cpu = true;
+    else if (strcmp(argv[i], "--static-shapes") == 0) static_shapes = true;
     else if (strcmp(argv[i], "--jobs") == 0) { jobs = atoi(v) > 0 ? atoi(v) : 1; i++; }
     else if (strcmp(argv[i], "--diff") == 0) {
       cfg.diff = cfg.compare_cpu = true;

@@ -8,13 +8,16 @@
  * need, and a tensor table mapping every value to its bytes. Static graphs allocate
  * nothing during a run. Graphs whose shapes depend on run-time data (e.g. a Reshape
  * whose shape is a graph input) re-infer those nodes at run time and take their
- * buffers from the heap; that memory is released at the next run. Control flow (If,
- * Loop) runs its subgraphs through cpu_subgraph.c on that heap too. */
+ * buffers from the heap (core/run_heap.h); that memory is released at the next run.
+ * Control flow (If, Loop, Scan) runs its subgraphs through cpu_subgraph.c on that heap
+ * too; outputs whose shapes were derived at build (ops/control_shapes.c) are checked
+ * against them and copied into their planned slots. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../../core/run_heap.h"
 #include "../../core/status.h"
 #include "../../core/tensor_limits.h"
 #include "../../ops/op.h"
@@ -29,15 +32,13 @@ typedef struct cpu_context {
   tensor *vals; /* per value */
   const tensor **in;
   tensor **out;
-  /* heap blocks of the last dynamic run */
-  void **dyn;
-  int n_dyn, cap_dyn;
+  tensor *res, **res_of; /* a control node's results, before they go to its outputs */
+  run_heap heap; /* blocks of the last run's shapes known only then (from the budget) */
   double run_ms;    /* host time of the last run */
   double *step_ms;  /* per step, when profiling */
   uint8_t **image;  /* per input: uint8 NHWC staging of an image input, else NULL */
   mem_budget *budget; /* the engine's host memory budget */
   int64_t taken;      /* what this context took of it at creation */
-  int64_t dyn_taken;  /* what the heap blocks of the last dynamic run took */
   infer_status last; /* status of the run enqueued, for the wait */
   char last_message[2048];
 } cpu_context;
@@ -46,37 +47,6 @@ static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static void dyn_free(cpu_context *c) {
-  for (int i = 0; i < c->n_dyn; i++) free(c->dyn[i]);
-  c->n_dyn = 0;
-  mem_budget_give(c->budget, c->dyn_taken);
-  c->dyn_taken = 0;
-}
-
-/* A heap block for this run, taken from the memory budget first (the message names
- * `what` and the limit when it does not fit). */
-static infer_status dyn_alloc(cpu_context *c, int64_t bytes, const char *what, void **out) {
-  *out = NULL;
-  if (c->n_dyn == c->cap_dyn) {
-    int cap = c->cap_dyn ? c->cap_dyn * 2 : 64;
-    void **grown = realloc(c->dyn, sizeof(void *) * (size_t)cap);
-    if (!grown) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
-    c->dyn = grown;
-    c->cap_dyn = cap;
-  }
-  TRY(mem_budget_take(c->budget, bytes, what));
-  void *p = malloc(bytes > 0 ? (size_t)bytes : 1);
-  if (!p) {
-    mem_budget_give(c->budget, bytes);
-    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes for %s",
-                      (long long)bytes, what);
-  }
-  if (bytes > 0) c->dyn_taken += bytes;
-  c->dyn[c->n_dyn++] = p;
-  *out = p;
-  return INFER_OK;
 }
 
 /* Gathers node n's tensors from the table. */
@@ -88,13 +58,14 @@ static void gather(cpu_context *c, const node *n) {
 void cpu_context_release(void *ctx) {
   cpu_context *c = ctx;
   if (!c) return;
-  dyn_free(c);
-  free(c->dyn);
+  run_heap_release(&c->heap);
   free(c->arena);
   free(c->ws);
   free(c->vals);
   free(c->in);
   free(c->out);
+  free(c->res);
+  free(c->res_of);
   free(c->step_ms);
   for (int i = 0; c->image && i < c->e->g->n_inputs; i++) free(c->image[i]);
   free(c->image);
@@ -120,6 +91,7 @@ infer_status cpu_context_create(infer_engine *e, void **ctx) {
     return taken;
   }
   c->budget = &e->host_mem;
+  c->heap.budget = &e->host_mem;
   c->taken = e->mem.arena_bytes + ws_bytes + staging;
   int io = 1;
   for (int i = 0; i < g->n_nodes; i++) {
@@ -129,9 +101,12 @@ infer_status cpu_context_create(infer_engine *e, void **ctx) {
   c->vals = calloc((size_t)g->n_values + 1, sizeof(tensor));
   c->in = calloc((size_t)io, sizeof *c->in);
   c->out = calloc((size_t)io, sizeof *c->out);
+  c->res = calloc((size_t)io, sizeof *c->res);
+  c->res_of = calloc((size_t)io, sizeof *c->res_of);
   c->arena = malloc(e->mem.arena_bytes > 0 ? (size_t)e->mem.arena_bytes : 1);
   if (e->opts.profile) c->step_ms = calloc((size_t)e->n_steps + 1, sizeof(double));
-  if (!c->vals || !c->in || !c->out || !c->arena || (e->opts.profile && !c->step_ms)) {
+  if (!c->vals || !c->in || !c->out || !c->res || !c->res_of || !c->arena ||
+      (e->opts.profile && !c->step_ms)) {
     cpu_context_release(c); /* e, not c, below */
     return infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate a context (arena %lld bytes)",
                       (long long)e->mem.arena_bytes);
@@ -254,11 +229,11 @@ static infer_status run_dynamic_prepare(cpu_context *c, const node *n, void **ws
     snprintf(what, sizeof what, "output %d", k);
     TRY(tensor_check_limits(c->out[k]->rank, c->out[k]->dims, what));
     snprintf(what, sizeof what, "output %d at this run's shapes", k);
-    TRY(dyn_alloc(c, nb, what, &c->out[k]->data));
+    TRY(run_heap_alloc(&c->heap, nb, what, &c->out[k]->data));
   }
   int64_t w = n->op->workspace ? n->op->workspace(n, n->params, c->in, c->out) : 0;
   if (w < 0) return infer_fail(INFER_ERR_RUNTIME, "workspace size overflows");
-  if (w > c->ws_bytes) TRY(dyn_alloc(c, w, "the workspace at this run's shapes", ws));
+  if (w > c->ws_bytes) TRY(run_heap_alloc(&c->heap, w, "the workspace at this run's shapes", ws));
   return INFER_OK;
 }
 
@@ -266,22 +241,64 @@ static infer_status run_dynamic_prepare(cpu_context *c, const node *n, void **ws
  * when the budget or malloc refuses; the executor reports it). */
 static void *exec_alloc(op_exec *x, int64_t bytes) {
   void *p = NULL;
-  return dyn_alloc(x->state, bytes, "a subgraph value at this run's shapes", &p) == INFER_OK ? p : NULL;
+  cpu_context *c = x->state;
+  infer_status s = run_heap_alloc(&c->heap, bytes, "a subgraph value at this run's shapes", &p);
+  return s == INFER_OK ? p : NULL;
 }
 
-/* A control-flow node (If, Loop): its outputs come from its subgraphs, computed by the
- * subgraph executor on the run-time heap. */
+/* Result k of control node n into the output's arena slot, which was planned for the
+ * shape derived at build (ops/control_shapes.c): it must have that shape (or, for a
+ * flexible batch, fit the slot); a result that does not is refused, never written past
+ * the slot. */
+static infer_status control_result_to_slot(cpu_context *c, const node *n, int k,
+                                           const tensor *got) {
+  const infer_engine *e = c->e;
+  const value *v = &e->g->values[n->outputs[k]];
+  tensor *slot = c->out[k];
+  const int b = e->buffer_of[n->outputs[k]];
+  const int64_t nb = tensor_nbytes(got);
+  if (!v->shape_dep) {
+    TRY(control_output_check(n, k, &v->t, got));
+  } else if (b < 0 || got->dtype != v->t.dtype || got->rank != v->t.rank || nb < 0 ||
+             nb > e->mem.sizes[b]) {
+    char a[128], w[128];
+    return infer_fail(INFER_ERR_RUNTIME, "output %d is %s %s at this run's batch, which does "
+                      "not fit the %lld bytes planned for %s %s at the build batch", k,
+                      infer_dtype_name(got->dtype), dims_format(got->rank, got->dims, a, sizeof a),
+                      (long long)(b >= 0 ? e->mem.sizes[b] : 0), infer_dtype_name(v->t.dtype),
+                      dims_format(v->t.rank, v->t.dims, w, sizeof w));
+  }
+  memcpy(slot->dims, got->dims, sizeof slot->dims); /* a flexible batch's dims for this run */
+  if (nb > 0) memcpy(slot->data, got->data, (size_t)nb);
+  return INFER_OK;
+}
+
+/* A control-flow node (If, Loop, Scan): its subgraphs run through the subgraph executor,
+ * every value on the run-time heap. An output whose shape was derived at build has an
+ * arena slot, where the result is copied (readers and infer_context_output_buffer see the
+ * slot); an output known only after the run takes the heap result as it is. */
 static infer_status run_control(cpu_context *c, const node *n) {
+  const graph *g = c->e->g;
   op_exec x = {.run_graph = cpu_subgraph_run, .alloc = exec_alloc, .state = c, .depth = 0};
-  for (int k = 0; k < n->n_outputs; k++)
-    if (c->out[k]) memset(c->out[k], 0, sizeof(tensor));
-  return n->op->control(n, n->params, c->in, c->out, &x);
+  for (int k = 0; k < n->n_outputs; k++) {
+    c->res_of[k] = c->out[k] ? &c->res[k] : NULL;
+    memset(&c->res[k], 0, sizeof(tensor));
+  }
+  TRY(n->op->control(n, n->params, c->in, c->res_of, &x));
+  for (int k = 0; k < n->n_outputs; k++) {
+    if (!c->out[k]) continue;
+    if (g->values[n->outputs[k]].shape_known && c->out[k]->data)
+      TRY(control_result_to_slot(c, n, k, &c->res[k]));
+    else
+      *c->out[k] = c->res[k];
+  }
+  return INFER_OK;
 }
 
 static infer_status cpu_context_run(cpu_context *c) {
   const infer_engine *e = c->e;
   const graph *g = e->g;
-  dyn_free(c);
+  run_heap_reset(&c->heap);
   char d[256];
   double t0 = now_ms();
   convert_image_inputs(c);

@@ -1,9 +1,11 @@
 /* cpu_subgraph.c: the CPU backend's subgraph executor (op_exec.run_graph) for control
  * flow (ops/control.c). A subgraph is interpreted node by node: every node's shapes are
  * inferred from this run's data, its outputs and scratch come from the executor's
- * allocator (the context's run-time heap, freed at the next run), a nested If/Loop runs
- * through the same executor one level deeper (bounded by GRAPH_SUBGRAPH_DEPTH_MAX).
- * Subgraphs are bound at build (engine/build.c) but not optimized by the passes. */
+ * allocator (x->alloc: the CPU context's run-time heap, freed at the next run; a CUDA
+ * host-fallback step's heap, freed when its host function ends; the build's, folding a
+ * control node of constant inputs), a nested If/Loop/Scan runs through the same executor
+ * one level deeper (bounded by GRAPH_SUBGRAPH_DEPTH_MAX). Subgraphs are bound at build
+ * (engine/build.c) but not optimized by the passes. */
 #include <stdio.h>
 #include <string.h>
 

@@ -95,8 +95,8 @@ static infer_status done_by_input_cast(const cuda_exec *x, const node *n, const 
 }
 static const cuda_op skip_op = {.name = "nothing to do", .run = done_by_input_cast};
 
-/* A host-fallback step's CPU op failed in this context's run (the flag it sets,
- * ops/cuda/cuda_host_fallback.c); read after the stream has been synchronized. */
+/* A host-fallback step's CPU op failed in this context's run (the flag it sets, with its
+ * message, ops/cuda/cuda_host_fallback.c); read after the stream has been synchronized. */
 static bool host_fallback_failed(const cuda_context *c) {
   return c->x.host_ws && *(volatile const int *)c->x.host_ws != 0;
 }
@@ -487,7 +487,8 @@ static infer_status enqueue_run(cuda_context *c) {
       if (err != cudaSuccess)
         st = infer_fail(INFER_ERR_RUNTIME, "kernel failed: %s", cudaGetErrorString(err));
       else if (host_fallback_failed(c))
-        st = infer_fail(INFER_ERR_RUNTIME, "its CPU reference failed on the host");
+        st = infer_fail(INFER_ERR_RUNTIME, "its CPU reference failed on the host: %s",
+                        cuda_host_fallback_failure(c->x.host_ws));
     }
     if (st != INFER_OK) return infer_fail_prefix(st, "%s (GPU)", node_describe(g, cs->node, d, sizeof d));
   }
@@ -650,8 +651,8 @@ infer_status cuda_context_wait(void *ctx) {
     st = infer_fail(INFER_ERR_RUNTIME, "the run failed on the device: %s (build with "
                     "infer_options_set_sync_each_op to name the failing step)", cudaGetErrorString(err));
   if (st == INFER_OK && host_fallback_failed(c))
-    st = infer_fail(INFER_ERR_RUNTIME, "a step run on the host (cuda.host_fallback) failed "
-                    "(build with infer_options_set_sync_each_op to name it)");
+    st = infer_fail(INFER_ERR_RUNTIME, "a step run on the host (cuda.host_fallback) failed: %s",
+                    cuda_host_fallback_failure(c->x.host_ws));
   c->enq_status = INFER_OK;
   if (st != INFER_OK) {
     /* a device error can poison the CUDA context; never hand out outputs again */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../ops/cuda/algo_cache.h"
+#include "../cpu/cpu_internal.h"
 #include "../passes.h"
 #include "../image_input.h"
 #include "cuda_internal.h"
@@ -94,16 +95,22 @@ static void step_state_release(cuda_step *cs) {
 }
 
 /* Whether step n may run its CPU reference on the host (cuda_host_fallback.c): config
- * cuda.host_fallback (on unless set to 0) and an op with a plain run (control flow runs
- * subgraphs through the backend instead). */
+ * cuda.host_fallback (on unless set to 0) and an op with a CPU reference; control flow
+ * (If, Loop, Scan) only where its output shapes were derived at build
+ * (ops/control_shapes.c), since the plan has fixed buffers for them. */
 static bool host_fallback_allowed(const infer_engine *e, const node *n) {
-  return config_flag(&e->opts.cfg, "cuda.host_fallback", true) && n->op && n->op->run &&
-         !n->op->control;
+  if (!config_flag(&e->opts.cfg, "cuda.host_fallback", true) || !n->op || !n->op->run)
+    return false;
+  for (int k = 0; n->op->control && k < n->n_outputs; k++)
+    if (n->outputs[k] >= 0 && !e->g->values[n->outputs[k]].shape_known) return false;
+  return true;
 }
 
 static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x) {
   const graph *g = e->g;
   char d[256];
+  /* control flow on the host runs its subgraphs as the CPU backend does */
+  const cuda_host_subgraphs sub = {.run_graph = cpu_subgraph_run, .budget = &e->host_mem};
   const tensor **in = calloc((size_t)ce->max_io, sizeof *in);
   const tensor **host_in = calloc((size_t)ce->max_io, sizeof *host_in);
   tensor **out = calloc((size_t)ce->max_io, sizeof *out);
@@ -148,7 +155,7 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
       }
     }
     if (cs->op == &cuda_op_host_fallback) {
-      st = cuda_host_fallback_prepare(x, g, n, in, out, &cs->state);
+      st = cuda_host_fallback_prepare(x, g, n, in, out, &sub, &cs->state);
       /* each such step's region in turn, after the failure flag */
       if (st == INFER_OK) ce->host_ws_bytes = cuda_host_fallback_place(cs->state, ce->host_ws_bytes);
     }
@@ -288,8 +295,9 @@ static infer_status fuse_input_transposes(const infer_engine *e, cuda_engine *ce
 }
 
 /* Where run-time shapes start: the first step with an output of unknown shape whose inputs
- * all have known shapes (NonZero, NonMaxSuppression, a TopK of computed K, If, Loop), or
- * -1; *count: the steps with an output of unknown shape. */
+ * all have known shapes (NonZero, NonMaxSuppression, a TopK of computed K, an If whose
+ * branches differ, a Loop of a trip count known only at run), or -1; *count: the steps
+ * with an output of unknown shape. */
 static int dynamic_source(const infer_engine *e, int *count) {
   const graph *g = e->g;
   int src = -1;
@@ -405,7 +413,7 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
                       node_describe(g, cs->node, d, sizeof d),
                       !config_flag(&e->opts.cfg, "cuda.host_fallback", true)
                           ? "and config cuda.host_fallback=0 keeps it off the host"
-                          : "and the host fallback runs no control flow or subgraphs");
+                          : "and no CPU reference the host fallback could run");
     else
       ce->needs |= cs->op->needs;
   }

@@ -1,26 +1,46 @@
-/* cuda_host_fallback.c: an op without a GPU kernel, run by its CPU reference on the
- * host in the stream's order (config cuda.host_fallback=1; off by default until it has
- * run on a GPU). A run enqueues: the inputs copied off the device into the context's
- * pinned host scratch, a host function (cudaLaunchHostFunc) that widens float16
- * storage to the op's own dtype, runs the op and narrows its outputs back, and the
- * outputs copied onto the device. The host thread never waits: the stream does, as for
- * a kernel, and a CUDA graph captures the host function as a host node.
+/* cuda_host_fallback.c: an op without a GPU kernel (or whose kernel refuses the
+ * instance), run by its CPU reference on the host in the stream's order (config
+ * cuda.host_fallback, on unless set to 0). A run enqueues: the inputs copied off the
+ * device into the context's pinned host scratch, a host function (cudaLaunchHostFunc)
+ * that widens float16 storage to the op's own dtype, runs the op and narrows its outputs
+ * back, and the outputs copied onto the device. The host thread never waits: the stream
+ * does, as for a kernel, and a CUDA graph captures the host function as a host node.
+ *
+ * Control flow (If, Loop, Scan) runs here too when its output shapes were derived at
+ * build (ops/control_shapes.c; the engine refuses the others earlier): the host function
+ * runs the op's `control` with the engine's subgraph executor (the CPU backend's,
+ * engine/cpu/cpu_subgraph.c, handed over at prepare) on the model-dtype inputs, captures
+ * included (widened like any input). Its subgraph values come from a heap of the step
+ * (core/run_heap.h, charged to the engine's host memory budget) that lives for that one
+ * host function: malloc'ed per value as the CPU backend's own subgraph runs are, the
+ * results checked against the derived shapes (control_output_check) and copied into the
+ * step's staging, then every block freed before the host function returns.
  *
  * Each such step owns a region of the context's host scratch (cuda_exec.host_ws),
  * placed at build by cuda_host_fallback_place: a call record, the io tensors the op
  * reads, the staging of each input and output and the op's own workspace. The
- * scratch's first word is the context's failure flag: a failing op sets it (the host
- * function cannot return a status) and cuda_context_wait reports it. */
+ * scratch's head is the context's failure flag and the first failure's message: a
+ * failing op sets them (the host function cannot return a status) and
+ * cuda_context_wait reports them (cuda_host_fallback_failure). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime.h>
 
 #include "../../core/cuda_check.h"
+#include "../../core/run_heap.h"
 #include "../cuda_op.h"
 #include "../op.h"
 
 #define HF_ALIGN 64
+
+/* The head of a context's host scratch (zeroed at its creation): the run's failure flag
+ * (first: cuda_context.c reads it as an int) and the first failing step's message. */
+typedef struct hf_head {
+  int failed;
+  char message[500];
+} hf_head;
 
 typedef struct hf_io {
   tensor host;          /* the op's view: model dtype and dims; data set in the call */
@@ -37,6 +57,8 @@ typedef struct hf_state {
   const node *n;
   const op_desc *op;
   const void *params;
+  char what[256];            /* the node, for the failure message */
+  cuda_host_subgraphs sub;   /* control flow: how its subgraphs run */
   int n_in, n_out;
   hf_io *in, *out;
   int64_t ws_off, ws_bytes; /* the op's scratch in the region */
@@ -49,7 +71,8 @@ typedef struct hf_state {
 typedef struct hf_call {
   const hf_state *s;
   unsigned char *region;
-  volatile int *failed;
+  hf_head *head;         /* the context's scratch head */
+  volatile int *failed;  /* its flag */
   const tensor **in; /* n_in pointers, then the tensors, in the region */
   tensor **out;
 } hf_call;
@@ -70,19 +93,34 @@ static int64_t call_bytes(int n_in, int n_out) {
                   (int64_t)(n_in + n_out) * (int64_t)(sizeof(void *) + sizeof(tensor)));
 }
 
+/* Whether every output of control node n has a shape derived at build. */
+static bool outputs_static(const graph *g, const node *n) {
+  for (int k = 0; k < n->n_outputs; k++)
+    if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) return false;
+  return true;
+}
+
 infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, const node *n,
                                         const tensor *const *in, tensor *const *out,
-                                        void **state) {
+                                        const cuda_host_subgraphs *sub, void **state) {
   (void)x;
   *state = NULL;
-  if (!n->op || !n->op->run || n->op->control)
+  if (!n->op || !n->op->run)
     return infer_fail(INFER_ERR_UNSUPPORTED, "the op has no GPU implementation, and no "
                       "CPU one the host fallback could run");
+  if (n->op->control && (!sub || !sub->run_graph || !outputs_static(g, n)))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "host fallback: the output shapes of this "
+                      "control flow are known only after a run");
   hf_state *s = calloc(1, sizeof *s);
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   s->n = n;
   s->op = n->op;
   s->params = n->params;
+  if (n->op->control) s->sub = *sub;
+  if (n >= g->nodes && n < g->nodes + g->n_nodes)
+    node_describe(g, (int)(n - g->nodes), s->what, sizeof s->what);
+  else
+    snprintf(s->what, sizeof s->what, "%s", n->op_type);
   s->n_in = n->n_inputs;
   s->n_out = n->n_outputs;
   s->in = calloc((size_t)s->n_in + 1, sizeof *s->in);
@@ -164,8 +202,14 @@ infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, cons
 
 int64_t cuda_host_fallback_place(void *state, int64_t offset) {
   hf_state *s = state;
-  s->base = align_up(offset > 0 ? offset : HF_ALIGN); /* the failure flag comes first */
+  /* the head (failure flag and message) comes first */
+  s->base = align_up(offset > 0 ? offset : (int64_t)sizeof(hf_head));
   return s->base + s->bytes;
+}
+
+const char *cuda_host_fallback_failure(const void *host_ws) {
+  const hf_head *h = host_ws;
+  return h && h->failed ? h->message : "";
 }
 
 /* float16 storage to the float32 the op computes in, and back */
@@ -174,6 +218,43 @@ static void widen(const uint16_t *src, float *dst, int64_t n) {
 }
 static void narrow(const float *src, uint16_t *dst, int64_t n) {
   for (int64_t i = 0; i < n; i++) dst[i] = float_to_half(src[i]);
+}
+
+/* The first failure of the run: its message, then the flag (the wait reads them after
+ * synchronizing the stream). */
+static void hf_fail(hf_call *c, const char *why) {
+  snprintf(c->head->message, sizeof c->head->message, "%s: %s", c->s->what, why);
+  *c->failed = 1;
+}
+
+static void *hf_alloc(op_exec *x, int64_t bytes) {
+  void *p = NULL;
+  return run_heap_alloc(x->state, bytes, "a subgraph value on the host", &p) == INFER_OK ? p : NULL;
+}
+
+/* A control-flow op on the host: its subgraphs run through the engine's executor on the
+ * step's heap; each output, checked against the shape derived at build, goes into its
+ * staging (c->out, model dtype), and the heap is emptied before returning. */
+static infer_status hf_control(hf_call *c) {
+  const hf_state *s = c->s;
+  run_heap h = {.budget = s->sub.budget};
+  op_exec x = {.run_graph = s->sub.run_graph, .alloc = hf_alloc, .state = &h, .depth = 0};
+  tensor *res = hf_alloc(&x, (int64_t)sizeof(tensor) * (s->n_out + 1));
+  tensor **res_of = hf_alloc(&x, (int64_t)sizeof(tensor *) * (s->n_out + 1));
+  infer_status st = res && res_of ? INFER_OK : infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int k = 0; st == INFER_OK && k < s->n_out; k++) {
+    res_of[k] = c->out[k] ? &res[k] : NULL;
+    memset(&res[k], 0, sizeof res[k]);
+  }
+  if (st == INFER_OK) st = s->op->control(s->n, s->params, c->in, res_of, &x);
+  for (int k = 0; st == INFER_OK && k < s->n_out; k++) {
+    if (!c->out[k]) continue;
+    st = control_output_check(s->n, k, &s->out[k].host, &res[k]);
+    int64_t nb = tensor_nbytes(&s->out[k].host);
+    if (st == INFER_OK && nb > 0) memcpy(c->out[k]->data, res[k].data, (size_t)nb);
+  }
+  run_heap_release(&h);
+  return st;
 }
 
 static void CUDART_CB hf_host(void *p) {
@@ -206,9 +287,11 @@ static void CUDART_CB hf_host(void *p) {
     t->data = c->region + (io->wide_off >= 0 ? io->wide_off : io->stage_off);
     c->out[k] = t;
   }
-  if (s->op->run(s->n, s->params, c->in, c->out, s->ws_bytes > 0 ? c->region + s->ws_off : NULL) !=
-      INFER_OK) {
-    *c->failed = 1;
+  infer_status st = s->op->control ? hf_control(c)
+                                   : s->op->run(s->n, s->params, c->in, c->out,
+                                                s->ws_bytes > 0 ? c->region + s->ws_off : NULL);
+  if (st != INFER_OK) {
+    hf_fail(c, infer_last_error()); /* this thread's message: the op's own words */
     return;
   }
   for (int k = 0; k < s->n_out; k++) {
@@ -230,7 +313,8 @@ static infer_status hf_run(const cuda_exec *x, const node *n, const void *params
   hf_call *c = (hf_call *)region;
   c->s = s;
   c->region = region;
-  c->failed = (volatile int *)x->host_ws;
+  c->head = (hf_head *)x->host_ws;
+  c->failed = &c->head->failed;
   c->in = (const tensor **)(region + sizeof(hf_call));
   c->out = (tensor **)(c->in + s->n_in);
   for (int k = 0; k < s->n_in; k++) {
