@@ -4,7 +4,8 @@
  *
  * Values produced by converted nodes keep their id and get NHWC dims (N, H, W, C).
  * Converted: Conv/FusedConv with a constant 4-D W (-> FusedConv channels_last = 1,
- * W transposed to M x kH x kW x C/g once at build); unary elementwise ops; binary
+ * W transposed to M x kH x kW x C/g once at build); unary elementwise ops, per-tensor
+ * QuantizeLinear / DequantizeLinear among them (a QDQ model's activations); binary
  * elementwise ops whose other operand can be made channels-last (a same-shape value
  * through a Transpose, a constant transposed at build); Concat on the channel axis;
  * 2-D MaxPool (without Indices) and AveragePool (-> channels_last = 1);
@@ -143,6 +144,21 @@ static const char *const unary_ops[] = {"Relu", "Clip", "Sigmoid", "HardSigmoid"
                                         "Softplus", "Mish", "Neg", "Abs", "Exp", "Erf",
                                         "Identity", NULL};
 static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", NULL};
+
+/* A QuantizeLinear or DequantizeLinear of one scale and zero point for the whole tensor
+ * (the activations of a QDQ model): elementwise whatever the layout, its 4-D output
+ * (8- or 16-bit integers, or float) channels-last like its input. Per-axis and blocked
+ * ones read the channel axis and stay NCHW. */
+static bool per_tensor_qdq(const graph *g, const node *n) {
+  if (!pass_node_is(n, "QuantizeLinear") && !pass_node_is(n, "DequantizeLinear")) return false;
+  if (n->n_inputs < 2 || n->n_outputs != 1 || n->outputs[0] < 0) return false;
+  for (int k = 1; k < n->n_inputs && k < 3; k++) {
+    const value *p = n->inputs[k] >= 0 ? &g->values[n->inputs[k]] : NULL;
+    if (p && (!p->shape_known || dims_count(p->t.rank, p->t.dims) != 1)) return false;
+  }
+  const value *y = &g->values[n->outputs[0]];
+  return y->shape_known && y->t.rank == 4 && !pass_is_graph_output(g, n->outputs[0]);
+}
 
 /* Makes node i's output channels-last (dims permuted). */
 static void output_cl(cl_state *s, int i) {
@@ -464,6 +480,10 @@ static infer_status visit(cl_state *s, int i) {
   if (any_cl && y_ok && node_in(n, unary_ops) && s->is_cl[n->inputs[0]]) {
     for (int k = 1; k < n->n_inputs; k++) /* Clip's bounds are scalars */
       if (n->inputs[k] >= 0 && s->is_cl[n->inputs[k]]) return inputs_nchw(s, i);
+    output_cl(s, i);
+    return INFER_OK;
+  }
+  if (per_tensor_qdq(g, n) && n->inputs[0] >= 0 && s->is_cl[n->inputs[0]]) {
     output_cl(s, i);
     return INFER_OK;
   }
