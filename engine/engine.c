@@ -155,7 +155,7 @@ static infer_status engine_build(infer_engine *e) {
   if (!e->steps) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].removed) e->steps[e->n_steps++] = i;
-  TRY(plan_graph(g, e->steps, e->n_steps, NULL, NULL, config_flag(&o->cfg, "keep_values", false),
+  TRY(plan_graph(g, e->steps, e->n_steps, NULL, NULL, NULL, config_flag(&o->cfg, "keep_values", false),
                  &e->mem, &e->buffer_of));
   if (!e->be->computes_run_batch) mark_batch_values(g);
   for (int i = 0; i < g->n_inputs; i++)

@@ -95,12 +95,13 @@ void step_cost(const node *n, const tensor *const *in, tensor *const *out, doubl
                double *bytes);
 /* Plans one arena for the values the steps read and write (engine/plan_graph.c).
  * storage[v] overrides value v's dtype (device precision); NULL keeps them. alias_of[v]
- * (NULL: none) names the value whose bytes v shares (a view), or -1. keep_all: no
- * buffer is reused, every value outlives the run.
+ * (NULL: none) names the value whose bytes v shares (a view), or -1. into[v] (NULL:
+ * none) names the value whose buffer v is written into (a part of it at an offset the
+ * backend adds), or -1. keep_all: no buffer is reused, every value outlives the run.
  * *buffer_of (malloc'ed) maps value id -> buffer index in p, or -1. */
 infer_status plan_graph(const graph *g, const int *steps, int n_steps,
-                        const infer_dtype *storage, const int *alias_of, bool keep_all,
-                        plan *p, int **buffer_of);
+                        const infer_dtype *storage, const int *alias_of, const int *into,
+                        bool keep_all, plan *p, int **buffer_of);
 
 /* engine/context.c, for engine/values.c: value v of the context's last run as float32 in
  * the backend's layout (refused while a run is in flight or before a successful one),

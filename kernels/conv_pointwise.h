@@ -28,6 +28,9 @@ typedef struct k_pw_problem {
    * only): stride > 1 reads input pixel (n, oh * stride, ow * stride) of an in_h x in_w
    * image for output pixel (n, oh, ow); 0 or 1: input pixel = output pixel */
   int stride, in_h, in_w;
+  /* elements from one output pixel to the next (a slice of a wider tensor, a multiple of
+   * 8; conv_pointwise_stream.h only); 0: out_channels. z stays dense */
+  int64_t y_pitch;
 } k_pw_problem;
 
 /* 1 when k_conv_pointwise takes p (sizes as above, pixels within the grid's reach). */

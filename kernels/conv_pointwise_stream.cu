@@ -42,6 +42,7 @@ struct ps_args {
   // stride > 1: output pixel (n, oh, ow) reads input pixel (n, oh * stride, ow * stride)
   int stride, in_h, in_w, out_w;
   int64_t out_hw;
+  int64_t y_pitch; // elements from one output pixel to the next
 };
 
 // Warp layout of a PS_BM x BN tile: BN 128 as 2 x 4 warps of 32 x 32, BN 96 and 64 as
@@ -207,14 +208,15 @@ template <int BN> __global__ void __launch_bounds__(PS_THREADS, 1) ps_kernel(con
       v[0] += b0.x, v[1] += b0.y, v[2] += b0.z, v[3] += b0.w;
       v[4] += b1.x, v[5] += b1.y, v[6] += b1.z, v[7] += b1.w;
       const int64_t o = p * a.k + n;
-      if (a.z) { // plain load: z may be y itself (this thread alone reads and writes o)
+      if (a.z) { // plain load: z may be y itself (this thread alone reads and writes o;
+                 // a dense y then: the engine writes no slice with a residual)
         float zt[8];
         k_half8_unpack(*reinterpret_cast<const uint4 *>(a.z + o), zt);
 #pragma unroll
         for (int e = 0; e < 8; e++) v[e] += zt[e];
       }
       conv_act_n<8>(a.act, a.alpha, a.beta, v);
-      *reinterpret_cast<uint4 *>(a.y + o) = k_half8_pack(v);
+      *reinterpret_cast<uint4 *>(a.y + p * a.y_pitch + n) = k_half8_pack(v);
     }
   }
 #endif // sm_80+: k_pws_plan_make refuses code built for older targets
@@ -244,6 +246,7 @@ extern "C" int k_conv_pointwise_stream_supported(const k_pw_problem *p) {
   if (p->pixels < 1 || p->channels < 8 || p->channels > PS_CMAX || p->out_channels < 8 ||
       p->channels % 8 || p->out_channels % 8 || p->act < 0 || p->act > 9) // conv_act.cuh
     return 0;
+  if (p->y_pitch && (p->y_pitch < p->out_channels || p->y_pitch % 8)) return 0;
   if (p->stride > 1) { // the output image is the subsampled input's
     if (p->in_h < 1 || p->in_w < 1) return 0;
     const int64_t oh = (p->in_h - 1) / p->stride + 1, ow = (p->in_w - 1) / p->stride + 1;
@@ -311,6 +314,7 @@ extern "C" cudaError_t k_conv_pointwise_stream(const k_pws_plan *plan, const voi
   a.in_w = p->in_w;
   a.out_w = a.stride > 1 ? (p->in_w - 1) / a.stride + 1 : 1;
   a.out_hw = a.stride > 1 ? (int64_t)((p->in_h - 1) / a.stride + 1) * a.out_w : 1;
+  a.y_pitch = p->y_pitch ? p->y_pitch : p->out_channels;
   const unsigned blocks = (unsigned)plan->ntn * (unsigned)plan->chunks;
   if (plan->bn == 128)
     ps_kernel<128><<<blocks, PS_THREADS, plan->smem, s>>>(a);

@@ -41,6 +41,12 @@ typedef struct cuda_exec {
    * failure flag, an int, and message, then each such step's region;
    * ops/cuda/cuda_host_fallback.c) */
   void *host_ws;
+  /* build time, for the step being prepared: its output 0 may be written as a slice of
+   * a wider channels-last tensor, out_pitch elements from one pixel to the next (a
+   * Concat's part, engine/cuda/cuda_concat_in_place.c; 0: dense). An op that writes so
+   * sets *out_pitch_taken; others ignore both. */
+  int64_t out_pitch;
+  bool *out_pitch_taken;
 } cuda_exec;
 
 typedef struct cuda_op {

@@ -248,6 +248,8 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
     rc=$?
     note "$m b$b: rc=$rc $(grep -E '^throughput' "$out/bench_$m.log" | sed 's/throughput: //') | $(grep -oE 'implementations chosen: .*' "$out/bench_$m.log" | cut -c1-150)"
     [ $rc -ne 0 ] && note "  $(grep -vE '^infer: (pass|cuda|plan|batch)' "$out/bench_$m.log" | tail -2 | cut -c1-250)"
+    grep -qE 'Concat parts written in place' "$out/bench_$m.log" &&
+      note "  $(grep -oE '[0-9]+ of [0-9]+ Concat parts written in place' "$out/bench_$m.log" | head -1)"
     $build/infer $zoo/$m.onnx --device cuda --precision fp16 --batch $b --profile \
       >"$out/profile_$m.log" 2>&1
     note "  $(grep -E '^total' "$out/profile_$m.log" | cut -c1-120)"
@@ -255,6 +257,9 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
     while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_$m.log" |
       awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
       sort -rn | head -6)
+    # and the three costliest single steps (node, op, implementation, ms, share, roofline)
+    while read -r l; do note "    step $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_$m.log" |
+      sort -k5 -rn | head -3 | sed 's/  */ /g' | cut -c1-160)
     if [ -n "${PROFILE_CONFIG:-}" ]; then # the same profile with an implementation forced
       $build/infer $zoo/$m.onnx --device cuda --precision fp16 --batch $b --profile \
         --config "$PROFILE_CONFIG" >"$out/profile_${m}_config.log" 2>&1

@@ -239,6 +239,9 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
     c->vals[v].data = g->values[v].kind == VALUE_CONSTANT ? ce->dev_const[v]
                       : ce->buffer_of[v] >= 0 ? (uint8_t *)c->arena + ce->mem.offsets[ce->buffer_of[v]]
                                               : NULL;
+    /* a Concat's part written in place lies at its offset in the Concat's buffer */
+    if (c->vals[v].data && ce->into && ce->into[v] >= 0)
+      c->vals[v].data = (uint8_t *)c->vals[v].data + ce->into_off[v];
   }
   for (int i = 0; i < c->n_in; i++) {
     int v = g->inputs[i];

@@ -8,6 +8,7 @@
 #include "../cpu/cpu_internal.h"
 #include "../passes.h"
 #include "../image_input.h"
+#include "cuda_concat_in_place.h"
 #include "cuda_internal.h"
 
 static infer_status device_alloc(void **p, int64_t bytes, const char *what) {
@@ -142,6 +143,10 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
       out[k] = &dev_out[k];
     }
     int64_t ws = 0;
+    bool pitch_taken = false; /* a Concat's part written in place (cuda_concat_in_place.c) */
+    x->out_pitch = ce->out_pitch && n->n_outputs > 0 && n->outputs[0] >= 0
+                       ? ce->out_pitch[n->outputs[0]] : 0;
+    x->out_pitch_taken = &pitch_taken;
     if (cs->op != &cuda_op_host_fallback) {
       st = cs->op->prepare(x, n, n->params, in, host_in, out, &cs->state, &ws);
       /* a kernel that refuses this instance (an attribute or dtype it does not take)
@@ -154,6 +159,14 @@ static infer_status prepare_steps(infer_engine *e, cuda_engine *ce, cuda_exec *x
         cs->op = &cuda_op_host_fallback;
       }
     }
+    x->out_pitch = 0;
+    x->out_pitch_taken = NULL;
+    pitch_taken = pitch_taken && st == INFER_OK && cs->op != &cuda_op_host_fallback;
+    concat_in_place_answer(ce, n, pitch_taken);
+    if (pitch_taken)
+      log_info(&e->opts.log, "cuda: %s writes its part of a Concat in place (%s)",
+               node_describe(g, cs->node, d, sizeof d),
+               cs->op->impl ? cs->op->impl(cs->state) : cs->op->name);
     if (cs->op == &cuda_op_host_fallback) {
       st = cuda_host_fallback_prepare(x, g, n, in, out, &sub, &cs->state);
       /* each such step's region in turn, after the failure flag */
@@ -424,7 +437,12 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   x.cfg = &e->opts.cfg;
   algo_cache *cache = NULL;
   if (st == INFER_OK && e->opts.cache_path) x.algo_cache = cache = cache_open(e, ce->device);
+  int concat_asked = 0;
+  if (st == INFER_OK) st = concat_in_place_find(e, ce, &concat_asked);
   if (st == INFER_OK) st = prepare_steps(e, ce, &x);
+  if (st == INFER_OK && concat_asked)
+    log_info(&e->opts.log, "cuda: %d of %d Concat parts written in place by their producers",
+             concat_in_place_count(e, ce), concat_asked);
   cache_close(e, cache, st == INFER_OK);
   /* cuDNN graph-API plans made at build keep a reference to the build's handle: it
    * lives as long as the engine (detached from the build's stream, which goes) */
@@ -437,7 +455,7 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   if (st == INFER_OK) st = fuse_input_transposes(e, ce);
   if (st == INFER_OK) st = find_views(e, ce);
   if (st == INFER_OK)
-    st = plan_graph(g, e->steps, e->n_steps, ce->storage, ce->alias_of,
+    st = plan_graph(g, e->steps, e->n_steps, ce->storage, ce->alias_of, ce->into,
                     config_flag(&e->opts.cfg, "keep_values", false), &ce->mem, &ce->buffer_of);
   if (st != INFER_OK) {
     release_locked(ce);
@@ -504,6 +522,9 @@ static void release_locked(cuda_engine *ce) {
   free(ce->in_transpose);
   free(ce->step_skip);
   free(ce->alias_of);
+  free(ce->into);
+  free(ce->into_off);
+  free(ce->out_pitch);
   free(ce);
 }
 

@@ -42,6 +42,10 @@ struct cuda_engine {
   int *in_transpose;
   unsigned char *step_skip; /* per step, a step_skip */
   int *alias_of;            /* per value: the value whose bytes it shares (a view), or -1 */
+  /* per value: the Concat output it is written into as a part (cuda_concat_in_place.c),
+   * or -1; its byte offset there; the pitch its producer was asked to write with */
+  int *into;
+  int64_t *into_off, *out_pitch;
 };
 
 /* Creates a stream and library handles bound to it (contexts and the build). */

@@ -61,6 +61,22 @@ const char *conv_forced_impl(const cuda_exec *x) {
 bool conv_take_alt(const cuda_exec *x, conv_state *s, const conv_alt *a) {
   void *as = NULL;
   int64_t ws = 0;
+  /* asked to write a slice of a wider tensor: the alternative's pitched form first */
+  if (s->prob_ok && s->y_pitch_req && a->y_pitch) {
+    conv_problem q = s->prob;
+    q.y_pitch = s->y_pitch_req;
+    if (a->prepare(x, &q, &as, &ws) == INFER_OK && (x->ws_limit <= 0 || ws <= x->ws_limit)) {
+      s->prob = q;
+      s->y_pitched = true;
+      s->alt = a;
+      s->alt_state = as;
+      s->alt_ws = ws;
+      return true;
+    }
+    cudaGetLastError();
+    if (as && a->release) a->release(as);
+    as = NULL;
+  }
   if (!s->prob_ok || a->prepare(x, &s->prob, &as, &ws) != INFER_OK ||
       (x->ws_limit > 0 && ws > x->ws_limit)) {
     cudaGetLastError();
@@ -93,10 +109,11 @@ static bool forced_variant(const cuda_exec *x, conv_state *s, const void *xb, co
 }
 
 /* Picks the fastest of: convolution + epilogue kernel, cuDNN's fused call (where it
- * takes the activation), and each alternative implementation that takes the problem. */
-static void choose_variant(const cuda_exec *x, conv_state *s, const void *xb, const void *w,
-                           const void *bias, void *yb, void *wsb) {
-  if (forced_variant(x, s, xb, w, bias, yb, wsb)) return;
+ * takes the activation), and each alternative implementation that takes the problem.
+ * Returns its time (ms; -1 when forced or none ran). */
+static float choose_variant(const cuda_exec *x, conv_state *s, const void *xb, const void *w,
+                            const void *bias, void *yb, void *wsb) {
+  if (forced_variant(x, s, xb, w, bias, yb, wsb)) return -1;
   /* an input clamp (x_max) leaves cuDNN out: only alternatives take it */
   float best = s->prob.has_x_max ? -1 : time_variant(x, s, 0, NULL, NULL, NULL, xb, w, bias, yb, wsb);
   if (s->actd && !s->prob.has_x_max) {
@@ -130,6 +147,58 @@ static void choose_variant(const cuda_exec *x, conv_state *s, const void *xb, co
       a->release(as);
     }
   }
+  return best;
+}
+
+/* Asked to write a slice of a wider tensor (s->y_pitch_req: a Concat's part, engine/cuda/
+ * cuda_concat_in_place.c): the fastest alternative that writes so replaces the dense
+ * choice (time `best`) where it is no slower than that choice plus the Concat's copy of
+ * this part, which writing in place saves (read and written once, estimated at 3 TB/s).
+ * ybp: scratch for the pitched output. */
+static void choose_pitched(const cuda_exec *x, conv_state *s, const void *xb, const void *w,
+                           const void *bias, void *ybp, void *wsb, float best,
+                           int64_t y_bytes) {
+  conv_problem q = s->prob;
+  q.y_pitch = s->y_pitch_req;
+  const conv_alt *pa = NULL;
+  void *ps = NULL;
+  int64_t pws = 0;
+  float pbest = -1;
+  conv_state t = *s; /* the timing reads the problem from the state */
+  t.prob = q;
+  for (int i = 0; conv_alts[i]; i++) {
+    const conv_alt *a = conv_alts[i];
+    void *as = NULL, *aws = NULL;
+    int64_t ws = 0;
+    if (!a->y_pitch || a->prepare(x, &q, &as, &ws) != INFER_OK) {
+      cudaGetLastError();
+      continue;
+    }
+    float tm = -1;
+    bool fits = x->ws_limit <= 0 || ws <= x->ws_limit;
+    if (fits && (ws <= 0 || cudaMalloc(&aws, (size_t)ws) == cudaSuccess))
+      tm = time_variant(x, &t, 2, a, as, aws, xb, w, bias, ybp, wsb);
+    if (aws) cudaFree(aws);
+    cudaGetLastError();
+    if (tm >= 0 && (pbest < 0 || tm < pbest)) {
+      if (pa && pa->release) pa->release(ps);
+      pa = a, ps = as, pws = ws, pbest = tm;
+    } else if (a->release) {
+      a->release(as);
+    }
+  }
+  const float copy_ms = (float)(2.0 * (double)y_bytes / 3.0e9);
+  if (!pa || (best >= 0 && pbest > best + copy_ms)) {
+    if (pa && pa->release) pa->release(ps);
+    return;
+  }
+  if (s->alt && s->alt->release) s->alt->release(s->alt_state);
+  s->alt = pa;
+  s->alt_state = ps;
+  s->alt_ws = pws;
+  s->use_fused = false;
+  s->prob = q;
+  s->y_pitched = true;
 }
 
 infer_status conv_choose_algo(const cuda_exec *x, conv_state *s, const tensor *const *in,
@@ -208,8 +277,18 @@ infer_status conv_choose_algo(const cuda_exec *x, conv_state *s, const tensor *c
     st = INFER_OK;
     break;
   }
-  if (st == INFER_OK && s->kdt)
-    choose_variant(x, s, xb, w, in[2] && in[2]->data ? in[2]->data : s->zero_bias, yb, wsb);
+  if (st == INFER_OK && s->kdt) {
+    const void *bias = in[2] && in[2]->data ? in[2]->data : s->zero_bias;
+    float best = choose_variant(x, s, xb, w, bias, yb, wsb);
+    void *ybp = NULL; /* the pitched output's scratch */
+    int64_t pitched_bytes = s->prob.k > 0 ? y_bytes / s->prob.k * s->y_pitch_req : 0;
+    if (s->y_pitch_req && !s->y_pitched && s->prob_ok && !conv_forced_impl(x) &&
+        cudaMalloc(&ybp, (size_t)pitched_bytes) == cudaSuccess) {
+      choose_pitched(x, s, xb, w, bias, ybp, wsb, best, y_bytes);
+      cudaFree(ybp);
+    }
+    cudaGetLastError();
+  }
   if (st == INFER_OK && s->prob.has_x_max && !s->alt)
     st = infer_fail(INFER_ERR_UNSUPPORTED, "FusedConv with input_max: none of the GPU "
                     "convolutions that clamp their input takes this one");

@@ -32,6 +32,11 @@ typedef struct conv_problem {
   /* config cuda.nan_exact (cuda_op.h): the activation must not go into a library call;
    * an implementation applies it with k_conv_epilogue (NaN kept) or refuses the problem */
   bool nan_exact;
+  /* Elements from one output pixel to the next, when y is a slice of a wider channels-
+   * last tensor (a Concat's output written in place: engine/cuda/cuda_concat_in_place.c);
+   * 0: dense (k). Only the alternatives whose y_pitch flag is set are given one; z stays
+   * dense. */
+  int64_t y_pitch;
 } conv_problem;
 
 typedef struct conv_alt {
@@ -44,6 +49,9 @@ typedef struct conv_alt {
   infer_status (*run)(const cuda_exec *x, const void *state, const void *in, const void *w,
                       const void *bias, const void *z, void *y, void *ws);
   void (*release)(void *state);
+  /* whether prepare takes a problem with y_pitch set (and refuses the ones it cannot
+   * write so) */
+  bool y_pitch;
 } conv_alt;
 
 /* The alternatives, NULL-terminated (ops/cuda/conv_alts.c). */

@@ -12,6 +12,7 @@ extern const conv_alt conv_alt_patch_gemm; /* conv_patch_gemm.c */
 extern const conv_alt conv_alt_depthwise_tiled; /* conv_depthwise_tiled.c */
 extern const conv_alt conv_alt_pointwise_stream; /* conv_pointwise_stream.c */
 extern const conv_alt conv_alt_channel_pad; /* conv_channel_pad.c */
+extern const conv_alt conv_alt_stem_mma; /* conv_stem_mma.c */
 
 const conv_alt *const conv_alts[] = {
     &conv_alt_gemm_1x1,
@@ -23,4 +24,5 @@ const conv_alt *const conv_alts[] = {
     &conv_alt_depthwise_tiled,
     &conv_alt_pointwise_stream,
     &conv_alt_channel_pad,
+    &conv_alt_stem_mma,
     NULL};

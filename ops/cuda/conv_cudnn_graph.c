@@ -7,7 +7,9 @@
  * cuda.nan_exact the activation leaves the graph and follows as one pass of our epilogue
  * kernel, which keeps NaN (whether cuDNN's pointwise ops do is cuDNN's). At build the
  * heuristics' first engine configs become plans, each is timed on scratch buffers,
- * and the fastest is kept; cuda_conv.c then times it against its own choices. */
+ * and the fastest is kept; cuda_conv.c then times it against its own choices. y may be
+ * a slice of a wider channels-last tensor (y_pitch: the y tensor's strides), which the
+ * engines that take such strides write in place. */
 #include <float.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -127,7 +129,13 @@ static infer_status cg_graph(cg_state *s, cudnnHandle_t h, const conv_problem *p
   cudnnBackendDescriptor_t tx, tw, ty, tb, tz, cur, out, ops[4];
   TRY(be_tensor(pl, UID_X, f16, xd, cl, false, CG_ALIGN, &tx));
   TRY(be_tensor(pl, UID_W, f16, wd, cl, false, CG_ALIGN, &tw));
-  TRY(be_tensor(pl, UID_Y, f16, yd, cl, false, CG_ALIGN, &ty));
+  if (p->y_pitch) { /* a slice of a wider channels-last tensor: pixels y_pitch apart */
+    int64_t ys[4] = {(int64_t)p->out_h * p->out_w * p->y_pitch, 1, p->out_w * p->y_pitch,
+                     p->y_pitch};
+    TRY(be_tensor_strided(pl, UID_Y, f16, yd, ys, false, false, CG_ALIGN, &ty));
+  } else {
+    TRY(be_tensor(pl, UID_Y, f16, yd, cl, false, CG_ALIGN, &ty));
+  }
   TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &cur));
   TRY(be_conv_fwd(pl, tx, tw, cur, pad, str, dil, f32, &ops[n_ops++]));
   if (p->has_bias) {
@@ -253,6 +261,11 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
                       p->act);
   /* cuda.nan_exact: every activation leaves the graph for our epilogue pass */
   if (p->nan_exact) act = false;
+  /* a slice of a wider tensor (y_pitch): only the graph writes it, channels-last */
+  if (p->y_pitch && (!p->channels_last || p->y_pitch < p->k || p->y_pitch % 8 ||
+                     (p->act != CONV_ACT_NONE && !act)))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: a strided output needs a "
+                      "channels-last graph that ends in its own activation");
   if (!problem_ok(p))
     return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: inconsistent convolution sizes");
   cg_state *s = calloc(1, sizeof *s);
@@ -281,7 +294,8 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   int64_t xb = round256((int64_t)p->n * p->c * p->h * p->w * 2);
   int64_t wb = round256((int64_t)p->k * (p->c / p->group) * p->r * p->s * 2);
   int64_t bb = round256((int64_t)p->k * 2);
-  int64_t yb = round256((int64_t)p->n * p->k * p->out_h * p->out_w * 2);
+  int64_t yb = round256((int64_t)p->n * (p->y_pitch ? p->y_pitch : p->k) * p->out_h *
+                        p->out_w * 2);
   int64_t data = xb + wb + bb + 2 * yb, ws_max = 0;
   infer_status st = cg_graph(s, h, p, act, mode, param, &og);
   if (st != INFER_OK) goto fail;
@@ -375,4 +389,5 @@ static infer_status cg_run(const cuda_exec *x, const void *state, const void *in
 }
 
 const conv_alt conv_alt_cudnn_graph = {
-    .name = "cudnn-graph", .prepare = cg_prepare, .run = cg_run, .release = cg_release};
+    .name = "cudnn-graph", .prepare = cg_prepare, .run = cg_run, .release = cg_release,
+    .y_pitch = true};

@@ -3,7 +3,8 @@
  * epilogue adds the bias, the residual (as its C matrix, beta = 1) and ReLU in the
  * same kernel. Two thirds of ResNet-50's convolutions are pointwise. Other activations
  * (MobileNet's ReLU6) follow as one pass of the epilogue kernel. fp16 only;
- * cuda_conv.c keeps it only where it times faster. */
+ * cuda_conv.c keeps it only where it times faster. Y may be a slice of a wider tensor
+ * (y_pitch, D's leading dimension: a Concat's part written in place). */
 #include <cublasLt.h>
 #include <stdlib.h>
 
@@ -58,6 +59,13 @@ static infer_status g1_prepare(const cuda_exec *x, const conv_problem *p, void *
   /* cuda.nan_exact: ReLU too follows as our epilogue pass (cuBLASLt's may drop NaN) */
   bool relu = p->act == 1 && !p->nan_exact;
   g->post_act = p->act > 1 || (p->act == 1 && !relu) ? p->act : 0;
+  /* a slice of a wider tensor (y_pitch: D's leading dimension) only where nothing but
+   * the GEMM writes it: no residual as C, no activation pass after */
+  if (p->y_pitch && (p->has_z || g->post_act || p->y_pitch < p->k)) {
+    free(g);
+    return infer_fail(INFER_ERR_UNSUPPORTED, "1x1 GEMM: a strided output with a residual or "
+                      "an activation cuBLASLt has no epilogue for");
+  }
   g->alpha = p->alpha;
   g->beta = p->beta;
   g->channels = p->k;
@@ -83,7 +91,8 @@ static infer_status g1_prepare(const cuda_exec *x, const conv_problem *p, void *
    * P x C is C x P (ld C); Y row-major P x K is K x P (ld K) */
   LT_TRY(cublasLtMatrixLayoutCreate(&g->a, CUDA_R_16F, (uint64_t)p->c, (uint64_t)p->k, p->c));
   LT_TRY(cublasLtMatrixLayoutCreate(&g->b, CUDA_R_16F, (uint64_t)p->c, rows, p->c));
-  LT_TRY(cublasLtMatrixLayoutCreate(&g->d, CUDA_R_16F, (uint64_t)p->k, rows, p->k));
+  LT_TRY(cublasLtMatrixLayoutCreate(&g->d, CUDA_R_16F, (uint64_t)p->k, rows,
+                                    p->y_pitch ? p->y_pitch : p->k));
   cublasLtMatmulPreference_t pref;
   LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
   size_t max_ws = (size_t)64 << 20;
@@ -122,4 +131,5 @@ static infer_status g1_run(const cuda_exec *x, const void *state, const void *in
 }
 
 const conv_alt conv_alt_gemm_1x1 = {
-    .name = "cublaslt-1x1", .prepare = g1_prepare, .run = g1_run, .release = g1_release};
+    .name = "cublaslt-1x1", .prepare = g1_prepare, .run = g1_run, .release = g1_release,
+    .y_pitch = true};

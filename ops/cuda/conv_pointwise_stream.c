@@ -2,7 +2,8 @@
  * input channels as kernels/conv_pointwise_stream.cu's streaming kernel (filters kept in
  * shared memory, pixel tiles streamed through, every FusedConv epilogue fused): the
  * expansions that cuBLASLt and wmma-1x1 write at a fraction of the memory bandwidth.
- * cuda_conv.c keeps it where it times faster. */
+ * cuda_conv.c keeps it where it times faster. It also writes into a slice of a wider
+ * tensor (y_pitch: a Concat's part). */
 #include <stdlib.h>
 
 #include "../../core/cuda_check.h"
@@ -19,7 +20,7 @@ static infer_status pws_prepare(const cuda_exec *x, const conv_problem *p, void 
     return infer_fail(INFER_ERR_UNSUPPORTED, "pw-stream: not a pointwise fp16 convolution");
   k_pw_problem k = {.pixels = (int64_t)p->n * p->out_h * p->out_w, .channels = p->c,
                     .out_channels = p->k, .act = p->act, .alpha = p->alpha, .beta = p->beta,
-                    .stride = p->stride_h, .in_h = p->h, .in_w = p->w};
+                    .stride = p->stride_h, .in_h = p->h, .in_w = p->w, .y_pitch = p->y_pitch};
   if (!k_conv_pointwise_stream_supported(&k))
     return infer_fail(INFER_ERR_UNSUPPORTED,
                       "pw-stream: needs channel counts that are multiples of 8, at most 256 in");
@@ -45,4 +46,5 @@ static infer_status pws_run(const cuda_exec *x, const void *state, const void *i
 static void pws_release(void *state) { free(state); }
 
 const conv_alt conv_alt_pointwise_stream = {
-    .name = "pw-stream", .prepare = pws_prepare, .run = pws_run, .release = pws_release};
+    .name = "pw-stream", .prepare = pws_prepare, .run = pws_run, .release = pws_release,
+    .y_pitch = true};

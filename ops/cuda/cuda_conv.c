@@ -204,12 +204,13 @@ static infer_status conv_pick_algo(const cuda_exec *x, conv_state *s, const conv
   conv_cache_key(s, cg->pad_l, cg->wd, cg->pads, cg->strides, cg->dil, group, dt, x->precision,
                  key, sizeof key);
   bool forced = conv_forced_impl(x) != NULL;
-  if (forced || !conv_cached_algo(x, s, key)) {
+  /* a slice to write (y_pitch_req) is searched each build: the cache keeps dense choices */
+  if (forced || s->y_pitch_req || !conv_cached_algo(x, s, key)) {
     TRY(conv_choose_algo(x, s, in, y_bytes > 0 ? y_bytes : 1));
     cudnnMathType_t math = CUDNN_DEFAULT_MATH;
     cudnnGetConvolutionMathType(s->d.conv, &math);
     int64_t v[4] = {s->algo, math, (int64_t)s->algo_ws, conv_variant_code(s)};
-    if (!forced) algo_cache_put(x->algo_cache, key, v);
+    if (!forced && !s->y_pitched) algo_cache_put(x->algo_cache, key, v);
   }
   return INFER_OK;
 }
@@ -255,6 +256,10 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n, const
   conv_set_pad_dims(s, &cg, cl);
   conv_set_epilogue(s, n, fp, in, out[0], dt, &cg, cl);
   conv_set_problem(s, x, n, fp, in, &cg, nsp, group, cl);
+  /* the engine may have this output written into its Concat's output (fp16, channels-
+   * last, no residual: the alternatives write z dense) */
+  if (s->prob_ok && cl && s->kdt == K_F16 && !s->has_z && x->out_pitch > s->prob.k)
+    s->y_pitch_req = x->out_pitch;
   infer_status st = INFER_OK;
   bool has_b = n->n_inputs > 2 && in[2];
   if (fp && !isinf(fp->input_max) && !s->prob_ok)
@@ -273,6 +278,7 @@ static infer_status conv_prepare_common(const cuda_exec *x, const node *n, const
     return st;
   }
   *ws_bytes = conv_ws_bytes(s, X->dtype);
+  if (x->out_pitch_taken) *x->out_pitch_taken = s->y_pitched;
   return INFER_OK;
 }
 

@@ -35,6 +35,10 @@ typedef struct conv_state {
   const conv_alt *alt;
   void *alt_state;
   int64_t alt_ws;
+  /* the engine's request to write y as a slice of a wider tensor (cuda_exec.out_pitch;
+   * 0: none) and whether the chosen alternative does (prob.y_pitch then set) */
+  int64_t y_pitch_req;
+  bool y_pitched;
 } conv_state;
 
 /* ---- conv_then_epilogue.c ---------------------------------------------------------- */

@@ -38,7 +38,8 @@ static infer_status transpose_run(const cuda_exec *x, const node *n, const void 
 static const cuda_op cuda_transpose = {.name = "Transpose", .prepare = transpose_prepare,
                                        .run = transpose_run};
 
-/* ---- Concat: one strided copy per input into its slice of the output ------------------ */
+/* ---- Concat: one strided copy per input into its slice of the output (none for a part
+ * already written there) ----------------------------------------------------------------- */
 
 static infer_status concat_prepare(const cuda_exec *x, const node *n, const void *params,
                                    const tensor *const *in, const tensor *const *host_in,
@@ -66,7 +67,10 @@ static infer_status concat_run(const cuda_exec *x, const node *n, const void *pa
   int64_t out_row = o->dims[axis] * inner, offset = 0;
   for (int k = 0; k < n->n_inputs; k++) {
     int64_t row = in[k]->dims[axis] * inner;
-    if (row > 0 && outer > 0) {
+    /* a part its producer wrote in place lies at its slice already (the engine placed it
+     * there: engine/cuda/cuda_concat_in_place.c); no other part can start at that byte */
+    bool in_place = in[k]->data == (const void *)((const char *)o->data + offset * es);
+    if (row > 0 && outer > 0 && !in_place) {
       int64_t dims[2] = {outer, row}, is[2] = {row, 1}, os[2] = {out_row, 1};
       CUDA_LAUNCH_TRY(k_copy_view(es, 2, dims, is, os, in[k]->data,
                                   (char *)o->data + offset * es, MV_STREAM(x)));

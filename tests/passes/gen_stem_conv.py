@@ -103,3 +103,55 @@ save(model, os.path.join(HERE, "downsample_conv.onnx"))
 for n, a in outs.items():
     np.save(os.path.join(HERE, "downsample_conv_%s.npy" % n), a.astype(f32))
 print("wrote downsample_conv.onnx")
+
+# And tests/passes/stem_conv_more.onnx: the other shapes stem-mma takes
+# (ops/cuda/conv_stem_mma.c): one grey channel, a 5x5 window dilated by 2, 80 output
+# channels (two channel blocks, the second partial) with a residual added before ReLU;
+# 6 channels (widened to 8 in the kernel), 3x3 stride 2, 24 outputs, ReLU6 (Clip).
+# Each is read by a Mul, which keeps it channels-last.
+
+
+def conv2d_dil(x, w, b, stride, pad, dil):
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh = (h + 2 * pad - dil * (r - 1) - 1) // stride + 1
+    ow = (wd + 2 * pad - dil * (s - 1) - 1) // stride + 1
+    y = np.zeros((n, k, oh, ow))
+    for i in range(r):
+        for j in range(s):
+            patch = xp[:, :, i * dil:i * dil + stride * oh:stride, j * dil:j * dil + stride * ow:stride]
+            y += np.einsum("nchw,kc->nkhw", patch, w[:, :, i, j])
+    return y + b[None, :, None, None]
+
+
+xc, wc, bc = r(1, (2, 1, 33, 45)), r(0.2, (80, 1, 5, 5)), r(0.1, (80,))
+yc0 = conv2d_dil(xc, wc, bc, 1, 4, 2)
+zc = r(1, yc0.shape)
+yc = 0.5 * np.maximum(yc0 + zc, 0)
+xd, wd, bd = r(1, (3, 6, 30, 30)), r(0.3, (24, 6, 3, 3)), r(0.1, (24,))
+yd = 0.5 * np.clip(conv2d_dil(xd, wd, bd, 2, 1, 1), 0, 6)
+inits = [numpy_helper.from_array(a.astype(f32), n) for n, a in
+         (("wc", wc), ("bc", bc), ("wd", wd), ("bd", bd))]
+inits += [numpy_helper.from_array(np.array(v, f32), n) for n, v in
+          (("half", 0.5), ("lo", 0.0), ("hi", 6.0))]
+nodes = [helper.make_node("Conv", ["xc", "wc", "bc"], ["cc"], kernel_shape=[5, 5],
+                          pads=[4, 4, 4, 4], dilations=[2, 2]),
+         helper.make_node("Add", ["cc", "zc"], ["sc"]),
+         helper.make_node("Relu", ["sc"], ["rc"]),
+         helper.make_node("Mul", ["rc", "half"], ["yc"]),
+         helper.make_node("Conv", ["xd", "wd", "bd"], ["cd"], kernel_shape=[3, 3], strides=[2, 2],
+                          pads=[1, 1, 1, 1]),
+         helper.make_node("Clip", ["cd", "lo", "hi"], ["rd"]),
+         helper.make_node("Mul", ["rd", "half"], ["yd"])]
+ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
+       for n, a in (("xc", xc), ("zc", zc), ("xd", xd))]
+outv = [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in (("yc", yc), ("yd", yd))]
+model = helper.make_model(helper.make_graph(nodes, "stem_conv_more", ins, outv, inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+model.ir_version = 8
+checker.check_model(model)
+save(model, os.path.join(HERE, "stem_conv_more.onnx"))
+for n, a in (("xc", xc), ("zc", zc), ("xd", xd), ("yc", yc), ("yd", yd)):
+    np.save(os.path.join(HERE, "stem_conv_more_%s.npy" % n), a.astype(f32))
+print("wrote stem_conv_more.onnx")
