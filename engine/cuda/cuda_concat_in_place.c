@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../../ops/op.h"
+#include "../passes.h"
 #include "cuda_concat_in_place.h"
 
 static bool is_conv(const node *n) {
@@ -28,21 +29,22 @@ static bool is_conv(const node *n) {
  * place: a convolution's only output, read by nothing but this Concat, without a
  * residual input (the strided writers read it dense), of the Concat's shape but the last
  * dim, 16-byte aligned in the slice. */
-static bool part_ok(const graph *g, const cuda_engine *ce, const int *producer,
-                    const int *readers, const node *c, int k, int64_t offset) {
+static bool part_ok(const graph *g, const cuda_engine *ce, const int *readers, const node *c,
+                    int k, int64_t offset) {
   int v = c->inputs[k], y = c->outputs[0];
-  if (v < 0 || producer[v] < 0) return false;
+  int p = pass_producer(g, v);
+  if (p < 0) return false;
   const value *pv = &g->values[v], *py = &g->values[y];
-  if (pv->kind != VALUE_INTERMEDIATE || pv->is_output || !pv->shape_known || readers[v] != 1 ||
+  if (pv->is_output || !pv->shape_known || readers[v] != 1 ||
       ce->storage[v] != INFER_DTYPE_FLOAT16 || pv->t.rank != py->t.rank)
     return false;
   for (int j = 0; j < c->n_inputs; j++)
     if (j != k && c->inputs[j] == v) return false;
   for (int d = 0; d + 1 < pv->t.rank; d++)
     if (pv->t.dims[d] != py->t.dims[d]) return false;
-  const node *p = &g->nodes[producer[v]];
-  if (!is_conv(p) || p->n_outputs < 1 || p->outputs[0] != v) return false;
-  if (p->n_inputs > 3 && p->inputs[3] >= 0) return false; /* a residual */
+  const node *n = &g->nodes[p];
+  if (!is_conv(n) || n->outputs[0] != v) return false;
+  if (n->n_inputs > 3 && n->inputs[3] >= 0) return false; /* a residual */
   return offset % 8 == 0;
 }
 
@@ -53,25 +55,17 @@ infer_status concat_in_place_find(const infer_engine *e, cuda_engine *ce, int *a
   ce->into = malloc(sizeof(int) * nv);
   ce->into_off = calloc(nv, sizeof(int64_t));
   ce->out_pitch = calloc(nv, sizeof(int64_t));
-  int *producer = malloc(sizeof(int) * nv), *readers = calloc(nv, sizeof(int));
+  int *readers = pass_count_readers(g); /* the steps are the graph's live nodes */
   infer_status st = INFER_OK;
-  if (!ce->into || !ce->into_off || !ce->out_pitch || !producer || !readers) {
+  if (!ce->into || !ce->into_off || !ce->out_pitch || !readers) {
     st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
     goto done;
   }
-  for (int v = 0; v < g->n_values; v++) ce->into[v] = producer[v] = -1;
+  for (int v = 0; v < g->n_values; v++) ce->into[v] = -1;
   if (config_flag(&e->opts.cfg, "keep_values", false)) goto done;
   for (int s = 0; s < ce->n_steps; s++) {
-    const node *n = &g->nodes[ce->steps[s].node];
-    for (int k = 0; k < n->n_outputs; k++)
-      if (n->outputs[k] >= 0) producer[n->outputs[k]] = ce->steps[s].node;
-    for (int k = 0; k < n->n_inputs; k++)
-      if (n->inputs[k] >= 0) readers[n->inputs[k]]++;
-  }
-  for (int s = 0; s < ce->n_steps; s++) {
     const node *c = &g->nodes[ce->steps[s].node];
-    if (c->removed || strcmp(c->op_type, "Concat") != 0 || c->n_outputs < 1 || c->outputs[0] < 0)
-      continue;
+    if (!pass_node_is(c, "Concat") || c->n_outputs < 1 || c->outputs[0] < 0) continue;
     int y = c->outputs[0];
     const value *py = &g->values[y];
     int64_t axis = 0;
@@ -84,7 +78,7 @@ infer_status concat_in_place_find(const infer_engine *e, cuda_engine *ce, int *a
     for (int k = 0; k < c->n_inputs; k++) {
       int v = c->inputs[k];
       if (v < 0 || !g->values[v].shape_known) break;
-      if (part_ok(g, ce, producer, readers, c, k, offset)) {
+      if (part_ok(g, ce, readers, c, k, offset)) {
         ce->into[v] = y;
         ce->into_off[v] = offset * (int64_t)infer_dtype_size(INFER_DTYPE_FLOAT16);
         ce->out_pitch[v] = total;
@@ -94,7 +88,6 @@ infer_status concat_in_place_find(const infer_engine *e, cuda_engine *ce, int *a
     }
   }
 done:
-  free(producer);
   free(readers);
   return st;
 }

@@ -108,6 +108,39 @@ static bool forced_variant(const cuda_exec *x, conv_state *s, const void *xb, co
   return false;
 }
 
+/* The fastest alternative that takes problem q (with pitched_only, only those that write
+ * a slice of a wider tensor), timed on the build's scratch: its time (-1: none ran), its
+ * state and scratch size in *a, *as, *ws for the caller to keep or release. The first of
+ * equal times wins. */
+static float fastest_alt(const cuda_exec *x, const conv_state *s, const conv_problem *q,
+                         bool pitched_only, const void *xb, const void *w, const void *bias,
+                         void *yb, void *wsb, const conv_alt **a, void **as, int64_t *ws) {
+  float best = -1;
+  *a = NULL, *as = NULL, *ws = 0;
+  for (int i = 0; conv_alts[i]; i++) {
+    const conv_alt *c = conv_alts[i];
+    void *cs = NULL, *cws = NULL;
+    int64_t n = 0;
+    if ((pitched_only && !c->y_pitch) || c->prepare(x, q, &cs, &n) != INFER_OK) {
+      cudaGetLastError();
+      continue;
+    }
+    float t = -1;
+    bool fits = x->ws_limit <= 0 || n <= x->ws_limit;
+    if (fits && (n <= 0 || cudaMalloc(&cws, (size_t)n) == cudaSuccess))
+      t = time_variant(x, s, 2, c, cs, cws, xb, w, bias, yb, wsb);
+    if (cws) cudaFree(cws);
+    cudaGetLastError();
+    if (t >= 0 && (best < 0 || t < best)) {
+      if (*a && (*a)->release) (*a)->release(*as);
+      *a = c, *as = cs, *ws = n, best = t;
+    } else if (c->release) {
+      c->release(cs);
+    }
+  }
+  return best;
+}
+
 /* Picks the fastest of: convolution + epilogue kernel, cuDNN's fused call (where it
  * takes the activation), and each alternative implementation that takes the problem.
  * Returns its time (ms; -1 when forced or none ran). */
@@ -123,29 +156,18 @@ static float choose_variant(const cuda_exec *x, conv_state *s, const void *xb, c
       s->use_fused = true;
     }
   }
-  for (int i = 0; s->prob_ok && conv_alts[i]; i++) {
-    const conv_alt *a = conv_alts[i];
-    void *as = NULL, *aws = NULL;
-    int64_t ws = 0;
-    if (a->prepare(x, &s->prob, &as, &ws) != INFER_OK) {
-      cudaGetLastError();
-      continue;
-    }
-    float t = -1;
-    bool fits = x->ws_limit <= 0 || ws <= x->ws_limit;
-    if (fits && (ws <= 0 || cudaMalloc(&aws, (size_t)ws) == cudaSuccess))
-      t = time_variant(x, s, 2, a, as, aws, xb, w, bias, yb, wsb);
-    if (aws) cudaFree(aws);
-    cudaGetLastError();
-    if (t >= 0 && (best < 0 || t < best)) {
-      if (s->alt && s->alt->release) s->alt->release(s->alt_state);
-      s->alt = a;
-      s->alt_state = as;
-      s->alt_ws = ws;
-      best = t;
-    } else if (a->release) {
-      a->release(as);
-    }
+  const conv_alt *a = NULL;
+  void *as = NULL;
+  int64_t ws = 0;
+  float t = s->prob_ok ? fastest_alt(x, s, &s->prob, false, xb, w, bias, yb, wsb, &a, &as, &ws)
+                       : -1;
+  if (t >= 0 && (best < 0 || t < best)) {
+    s->alt = a;
+    s->alt_state = as;
+    s->alt_ws = ws;
+    best = t;
+  } else if (a && a->release) {
+    a->release(as);
   }
   return best;
 }
@@ -160,33 +182,11 @@ static void choose_pitched(const cuda_exec *x, conv_state *s, const void *xb, co
                            int64_t y_bytes) {
   conv_problem q = s->prob;
   q.y_pitch = s->y_pitch_req;
-  const conv_alt *pa = NULL;
-  void *ps = NULL;
-  int64_t pws = 0;
-  float pbest = -1;
-  conv_state t = *s; /* the timing reads the problem from the state */
-  t.prob = q;
-  for (int i = 0; conv_alts[i]; i++) {
-    const conv_alt *a = conv_alts[i];
-    void *as = NULL, *aws = NULL;
-    int64_t ws = 0;
-    if (!a->y_pitch || a->prepare(x, &q, &as, &ws) != INFER_OK) {
-      cudaGetLastError();
-      continue;
-    }
-    float tm = -1;
-    bool fits = x->ws_limit <= 0 || ws <= x->ws_limit;
-    if (fits && (ws <= 0 || cudaMalloc(&aws, (size_t)ws) == cudaSuccess))
-      tm = time_variant(x, &t, 2, a, as, aws, xb, w, bias, ybp, wsb);
-    if (aws) cudaFree(aws);
-    cudaGetLastError();
-    if (tm >= 0 && (pbest < 0 || tm < pbest)) {
-      if (pa && pa->release) pa->release(ps);
-      pa = a, ps = as, pws = ws, pbest = tm;
-    } else if (a->release) {
-      a->release(as);
-    }
-  }
+  const conv_alt *pa;
+  void *ps;
+  int64_t pws;
+  /* the timing reads only the bias and residual flags from s, which q shares */
+  float pbest = fastest_alt(x, s, &q, true, xb, w, bias, ybp, wsb, &pa, &ps, &pws);
   const float copy_ms = (float)(2.0 * (double)y_bytes / 3.0e9);
   if (!pa || (best >= 0 && pbest > best + copy_ms)) {
     if (pa && pa->release) pa->release(ps);

@@ -38,17 +38,19 @@ def elem(a):
     return {np.dtype(np.float32): F, np.dtype(np.int64): I64, np.dtype(bool): B}[a.dtype]
 
 
-def case(name, nodes, inputs, outputs, opset=13, inits=(), dynamic=()):
+def case(name, nodes, inputs, outputs, opset=13, inits=(), dynamic=(), root=None,
+         producer="infer tests/ops_control/gen_ops_control.py"):
     """inputs/outputs: (name, array); `dynamic`: outputs whose shape the model leaves
-    unknown (it depends on the branch taken or the trip count)."""
+    unknown (it depends on the branch taken or the trip count). Written as ONNX's node
+    tests are, into root (default ROOT)/name."""
     g = helper.make_graph(nodes, name, [vi(n, elem(a), list(a.shape)) for n, a in inputs],
                           [vi(n, elem(a), None if n in dynamic else list(a.shape))
                            for n, a in outputs],
                           [numpy_helper.from_array(a, n) for n, a in inits])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
-                              producer_name="infer tests/ops_control/gen_ops_control.py")
+                              producer_name=producer)
     model.ir_version = 8
-    d = os.path.join(ROOT, name)
+    d = os.path.join(root or ROOT, name)
     os.makedirs(os.path.join(d, "test_data_set_0"))
     onnx.save(model, os.path.join(d, "model.onnx"))
     for kind, items in (("input", inputs), ("output", outputs)):

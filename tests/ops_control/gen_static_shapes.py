@@ -31,25 +31,15 @@ import shutil
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+import gen_ops_control  # its ONNX node-test writer (this directory is on the path)
+from gen_ops_control import node, vi
 
 RNG = np.random.default_rng(20261210)
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 ROOT = None
 DYNAMIC = []
-
-
-def vi(name, t, shape):
-    return helper.make_tensor_value_info(name, t, shape)
-
-
-def elem(a):
-    return {np.dtype(np.float32): F, np.dtype(np.int64): I64, np.dtype(bool): B}[a.dtype]
-
-
-def node(op, ins, outs, **attrs):
-    return helper.make_node(op, ins, outs, **attrs)
 
 
 def const(name, a):
@@ -59,20 +49,9 @@ def const(name, a):
 def case(name, nodes, inputs, outputs, static, opset=13, inits=()):
     """inputs/outputs: (name, array); a static case declares its outputs' shapes, a
     dynamic one leaves them unknown."""
-    g = helper.make_graph(nodes, name, [vi(n, elem(a), list(a.shape)) for n, a in inputs],
-                          [vi(n, elem(a), list(a.shape) if static else None)
-                           for n, a in outputs],
-                          [numpy_helper.from_array(a, n) for n, a in inits])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
-                              producer_name="infer tests/ops_control/gen_static_shapes.py")
-    model.ir_version = 8
-    d = os.path.join(ROOT, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for kind, items in (("input", inputs), ("output", outputs)):
-        for i, (n, a) in enumerate(items):
-            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)), "wb") as f:
-                f.write(numpy_helper.from_array(a, n).SerializeToString())
+    gen_ops_control.case(name, nodes, inputs, outputs, opset, inits,
+                         dynamic=() if static else [n for n, _ in outputs], root=ROOT,
+                         producer="infer tests/ops_control/gen_static_shapes.py")
     if not static:
         DYNAMIC.append(name)
 
