@@ -23,6 +23,8 @@ static const struct {
     {"cuda.conv_bias_first", KIND_FLAG},
     {"cuda.host_fallback", KIND_FLAG},
     {"cuda.attention_impl", KIND_NAME}, /* flash | cudnn */
+    {"cuda.dynamic_output_bytes", KIND_COUNT},
+    {"outline_dynamic", KIND_TRISTATE}, /* auto | 0 | 1 */
     {"keep_values", KIND_FLAG},
     {"precision.fp32_ops", KIND_NAME},
     {"precision.fp32_nodes", KIND_NAME},

@@ -145,6 +145,21 @@ static infer_status engine_build(infer_engine *e) {
   int dead = pass_remove_dead(g);
   log_info(&o->log, "pass remove-dead: nodes %d -> %d (%d removed)", before, graph_live_nodes(g),
              dead);
+  /* data-dependent shapes: outlined into one host region where the backend runs it on
+   * the host (CUDA with its host fallback), or where config outline_dynamic=1 asks */
+  const char *od = config_get(&o->cfg, "outline_dynamic");
+  bool outline = o->device == INFER_DEVICE_CUDA && config_flag(&o->cfg, "cuda.host_fallback", true);
+  if (od && strcmp(od, "auto") != 0) outline = od[0] == '1';
+  if (e->dynamic && outline) {
+    before = graph_live_nodes(g);
+    int moved = 0;
+    char first[256];
+    TRY(pass_outline_dynamic(g, &moved, first, sizeof first));
+    if (moved > 0)
+      log_info(&o->log, "pass outline-dynamic: nodes %d -> %d (%d nodes whose shapes depend "
+               "on run-time data, from %s on, and those between them, run as one host region)",
+               before, graph_live_nodes(g), moved, first);
+  }
   for (int o_ = 0; o_ < g->n_outputs; o_++) {
     const value *v = &g->values[g->outputs[o_]];
     if (!v->has_type && !e->dynamic)

@@ -128,6 +128,13 @@ infer_status pass_mark_fp32(graph *g, const char *ops, const char *nodes, int *m
  * values where a node reads the other kind. *n_fp32: float32 nodes; *added: Casts placed. */
 infer_status pass_place_fp32(graph *g, bool place_casts, int *n_fp32, int *added);
 
+/* Data-dependent shapes (engine/pass_outline_dynamic.c), after remove-dead: every node
+ * with a value of unknown shape, and every node between two such, moved into one
+ * HostRegion node (ops/control_region.c) whose subgraph reads all outside values as
+ * captures; *moved: the nodes moved (0: every shape known); first: the first of them,
+ * described (node_describe), for the log. */
+infer_status pass_outline_dynamic(graph *g, int *moved, char *first, int first_cap);
+
 /* ---- helpers the passes share (engine/pass_util.c) ------------------------------- */
 
 /* readers[v] = how many input slots of live nodes read value v (malloc'ed; NULL

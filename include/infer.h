@@ -232,6 +232,15 @@ INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, 
  *                    function, its outputs copied back; no host wait, CUDA graphs keep
  *                    it). --verbose counts such steps as host-fallback; each costs two
  *                    transfers and a host pass. 0 refuses the build instead, naming the op
+ *   cuda.dynamic_output_bytes N: bytes of pinned host memory each graph output of a
+ *                    shape known only at run may take (default 8388608, 8 MiB); a run
+ *                    whose output is larger fails naming the output and this key
+ *   outline_dynamic  auto (default) | 1 | 0: move the nodes whose shapes depend on
+ *                    run-time data (NonZero, NonMaxSuppression, ...) and those between
+ *                    them into one host region (auto: CUDA builds with cuda.host_fallback
+ *                    on, where that region runs on the host and every other step keeps
+ *                    fixed shapes); 1 on the CPU checks the pass; 0 leaves them, which a
+ *                    CUDA build refuses
  *   cuda.attention_impl flash | cudnn: which runs a fused attention in float16, our
  *                    flash kernel or cuDNN's SDPA (where cuDNN takes the problem); unset,
  *                    both are timed at build and the faster kept

@@ -104,6 +104,11 @@ infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, cons
                                         const cuda_host_subgraphs *sub, void **state);
 int64_t cuda_host_fallback_place(void *state, int64_t offset);
 const char *cuda_host_fallback_failure(const void *host_ws);
+/* A control node's graph output whose shape is known only after the run (a HostRegion's
+ * detections) stays on the host: after a run, output k of the step (state) in a context's
+ * host scratch (host_ws), in its model dtype, with this run's dims. */
+infer_status cuda_host_fallback_output(const void *state, const void *host_ws, int k,
+                                       tensor *out);
 
 /* Each GPU op family file exports a NULL-terminated list (ops/cuda/cuda_registry.c). */
 extern const cuda_op *const cuda_ops_elementwise[];

@@ -78,6 +78,11 @@ typedef struct op_desc {
   op_control_fn control;
 } op_desc;
 
+/* HostRegion (domain infer, ops/control_region.c): the part of a graph whose shapes
+ * depend on run-time data, outlined into one control node by engine/pass_outline_dynamic.c
+ * (a subgraph in attribute "region", every outside value a capture). Not in the registry. */
+extern const op_desc op_host_region;
+
 /* ---- registry ----------------------------------------------------------- */
 
 /* Descriptor for (domain, op_type) whose range covers opset, or NULL. When the

@@ -98,22 +98,22 @@ static bool poison_device;
 static bool static_shapes;
 bool test_engine_dynamic(const infer_engine *e); /* tests/engine_peek.c */
 
-/* --config KEY=VALUE (repeatable): library config entries for the device builds (e.g.
- * cuda.host_fallback=1) */
+/* --config KEY=VALUE (repeatable): library config entries for the builds under test (e.g.
+ * cuda.host_fallback=0, outline_dynamic=1), not for --compare-cpu's CPU reference */
 static const char *device_config[8];
 static int n_device_config;
 
 /* Builds the model for (device, precision) with the shapes of `ins`, runs it once
  * on `ins` and copies the outputs into outs (malloc'ed). */
 static enum result engine_run(const char *model, infer_device device, infer_precision precision,
-                              const infer_tensor *ins, int n_in, infer_tensor *outs, int *n_out,
-                              char *msg, size_t cap) {
+                              bool tested, const infer_tensor *ins, int n_in, infer_tensor *outs,
+                              int *n_out, char *msg, size_t cap) {
   infer_options *o;
   infer_options_create(&o);
   infer_options_set_device(o, device, 0);
   infer_options_set_precision(o, precision);
   if (poison_device && device == INFER_DEVICE_CUDA) infer_options_set_config(o, "cuda.poison", "1");
-  for (int i = 0; i < n_device_config && device == INFER_DEVICE_CUDA; i++) {
+  for (int i = 0; i < n_device_config && tested; i++) {
     char key[128];
     const char *eq = strchr(device_config[i], '=');
     snprintf(key, sizeof key, "%.*s", (int)(eq - device_config[i]), device_config[i]);
@@ -198,7 +198,7 @@ static enum result run_data_set(const config *cfg, infer_device device, infer_pr
   if (n_in < 0) return r;
   int n_ref = read_set(model, set_dir, "output", refs, &r, msg, cap);
   if (n_ref < 0) return r;
-  r = engine_run(model, device, precision, ins, n_in, outs, &n_out, msg, cap);
+  r = engine_run(model, device, precision, true, ins, n_in, outs, &n_out, msg, cap);
   if (r != R_PASS) return r;
   if (n_ref != n_out) {
     snprintf(msg, cap, "the data set has %d outputs, the model %d", n_ref, n_out);
@@ -255,9 +255,9 @@ static enum result diff_data_set(const config *cfg, const char *model, const cha
       infer_tensor_set(&ins[i], j, v);
     }
   }
-  r = engine_run(model, INFER_DEVICE_CPU, INFER_PRECISION_FP32, ins, n_in, cpu, &n_cpu, msg, cap);
+  r = engine_run(model, INFER_DEVICE_CPU, INFER_PRECISION_FP32, false, ins, n_in, cpu, &n_cpu, msg, cap);
   if (r != R_PASS) return R_CPU_MISS;
-  r = engine_run(model, cfg->device, cfg->precision, ins, n_in, dev, &n_dev, msg, cap);
+  r = engine_run(model, cfg->device, cfg->precision, true, ins, n_in, dev, &n_dev, msg, cap);
   if (r != R_PASS) return r;
   double limit = cfg->precision == INFER_PRECISION_FP16 ? 1e-4 : 1e-9;
   for (int k = 0; k < n_cpu; k++) {
@@ -485,7 +485,7 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: conformance ROOT [--device cpu|cuda] [--precision fp32|fp16] "
                     "[--filter SUBSTR] [--known-failures FILE] [--rtol R] [--atol A] [--verbose] "
-                    "[--config KEY=VALUE (device builds)]\n");
+                    "[--config KEY=VALUE (the builds under test)]\n");
     return 2;
   }
   const char *root = argv[1], *filter = NULL, *data_set = NULL;

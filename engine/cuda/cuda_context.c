@@ -196,6 +196,7 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
     }
     for (int o = 0; o < c->n_out; o++) {
       int v = g->outputs[o];
+      if (ce->host_out_step[o] >= 0) continue; /* in the host scratch */
       pinned += bytes_of(&g->values[v]);
       if (ce->storage[v] != g->values[v].t.dtype) dev += bytes_of(&g->values[v]);
     }
@@ -257,13 +258,14 @@ static infer_status create_locked(infer_engine *e, cuda_context **out) {
   }
   for (int o = 0; o < c->n_out; o++) {
     int v = g->outputs[o];
-    c->out_bytes[o] = bytes_of(&g->values[v]);
+    c->out_bytes[o] = ce->host_out_step[o] >= 0 ? 0 : bytes_of(&g->values[v]);
     if (cudaHostAlloc(&c->out_host[o], (size_t)(c->out_bytes[o] ? c->out_bytes[o] : 1), cudaHostAllocDefault) != cudaSuccess) {
       st = infer_fail(INFER_ERR_OUT_OF_MEMORY, "cannot allocate %lld bytes of pinned memory",
                       (long long)c->out_bytes[o]);
       goto fail;
     }
-    if (ce->storage[v] != g->values[v].t.dtype) ALLOC_DEV(c->out_dev[o], c->out_bytes[o], "an output");
+    if (ce->storage[v] != g->values[v].t.dtype && ce->host_out_step[o] < 0)
+      ALLOC_DEV(c->out_dev[o], c->out_bytes[o], "an output");
   }
 #undef ALLOC_DEV
   *out = c;
@@ -384,6 +386,10 @@ infer_status cuda_context_bind_input(void *ctx, int index, const void *ptr) {
 
 infer_status cuda_context_bind_output(void *ctx, int index, void *ptr) {
   cuda_context *c = ctx;
+  if (ptr && c->ce->host_out_step[index] >= 0)
+    return infer_fail(INFER_ERR_INVALID_ARGUMENT, "output '%s' has a shape known only after "
+                      "a run and stays in host memory: read it with infer_context_output",
+                      c->e->g->values[c->e->g->outputs[index]].name);
   if (ptr) TRY(check_device_ptr(c, ptr, "output", c->e->g->values[c->e->g->outputs[index]].name));
   if (c->out_bind[index] != ptr) c->graph_stale = true;
   c->out_bind[index] = ptr;
@@ -405,6 +411,10 @@ infer_status cuda_context_output(void *ctx, int index, int64_t run_batch, infer_
     return infer_fail(INFER_ERR_RUNTIME, "output '%s' is not available here: the last run "
                       "wrote it to the device memory bound then; run again to read it here",
                       g->values[g->outputs[index]].name);
+  int hs = c->ce->host_out_step[index];
+  if (hs >= 0)
+    return cuda_host_fallback_output(c->ce->steps[hs].state, c->x.host_ws,
+                                     c->ce->host_out_slot[index], out);
   *out = g->values[g->outputs[index]].t;
   out->data = c->out_host[index];
   /* a smaller run batch: the first rows of the build batch's output */
@@ -499,6 +509,7 @@ static infer_status enqueue_run(cuda_context *c) {
   CUDA_TRY(cudaEventRecordWithFlags(c->ev[2], s, c->event_flags));
   for (int o = 0; o < c->n_out; o++) {
     int v = g->outputs[o];
+    if (ce->host_out_step[o] >= 0) continue; /* written on the host by its step */
     void *bound = c->out_bind[o];
     const void *src = c->vals[v].data;
     if (c->out_dev[o]) {

@@ -95,15 +95,24 @@ static void step_state_release(cuda_step *cs) {
   cs->state = NULL;
 }
 
+/* Whether a control node's output v of unknown shape is handed out from the host: a
+ * graph output (engine/pass_outline_dynamic.c leaves no other reader of one). */
+static bool host_output(const graph *g, const node *n, int v) {
+  return n->op && n->op->control && g->values[v].is_output;
+}
+
 /* Whether step n may run its CPU reference on the host (cuda_host_fallback.c): config
  * cuda.host_fallback (on unless set to 0) and an op with a CPU reference; control flow
- * (If, Loop, Scan) only where its output shapes were derived at build
- * (ops/control_shapes.c), since the plan has fixed buffers for them. */
+ * (If, Loop, Scan, HostRegion) only where its output shapes were derived at build
+ * (ops/control_shapes.c), since the plan has fixed buffers for them, or are graph
+ * outputs, which stay on the host. */
 static bool host_fallback_allowed(const infer_engine *e, const node *n) {
   if (!config_flag(&e->opts.cfg, "cuda.host_fallback", true) || !n->op || !n->op->run)
     return false;
   for (int k = 0; n->op->control && k < n->n_outputs; k++)
-    if (n->outputs[k] >= 0 && !e->g->values[n->outputs[k]].shape_known) return false;
+    if (n->outputs[k] >= 0 && !e->g->values[n->outputs[k]].shape_known &&
+        !host_output(e->g, n, n->outputs[k]))
+      return false;
   return true;
 }
 
@@ -310,7 +319,8 @@ static infer_status fuse_input_transposes(const infer_engine *e, cuda_engine *ce
 /* Where run-time shapes start: the first step with an output of unknown shape whose inputs
  * all have known shapes (NonZero, NonMaxSuppression, a TopK of computed K, an If whose
  * branches differ, a Loop of a trip count known only at run), or -1; *count: the steps
- * with an output of unknown shape. */
+ * with an output of unknown shape (a control node's graph outputs, given from the host,
+ * aside: engine/pass_outline_dynamic.c leaves only those). */
 static int dynamic_source(const infer_engine *e, int *count) {
   const graph *g = e->g;
   int src = -1;
@@ -319,7 +329,9 @@ static int dynamic_source(const infer_engine *e, int *count) {
     const node *n = &g->nodes[e->steps[s]];
     bool out_unknown = false, in_known = true;
     for (int k = 0; k < n->n_outputs; k++)
-      if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) out_unknown = true;
+      if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known &&
+          !host_output(g, n, n->outputs[k]))
+        out_unknown = true;
     for (int k = 0; k < n->n_inputs; k++)
       if (n->inputs[k] >= 0 && !g->values[n->inputs[k]].shape_known) in_known = false;
     if (!out_unknown) continue;
@@ -327,6 +339,35 @@ static int dynamic_source(const infer_engine *e, int *count) {
     if (src < 0 && in_known) src = e->steps[s];
   }
   return src;
+}
+
+/* The graph outputs a host step gives from the host (shapes known only at run). */
+static infer_status find_host_outputs(const infer_engine *e, cuda_engine *ce) {
+  const graph *g = e->g;
+  ce->host_out_step = malloc(sizeof(int) * ((size_t)g->n_outputs + 1));
+  ce->host_out_slot = malloc(sizeof(int) * ((size_t)g->n_outputs + 1));
+  if (!ce->host_out_step || !ce->host_out_slot)
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int o = 0; o < g->n_outputs; o++) {
+    ce->host_out_step[o] = ce->host_out_slot[o] = -1;
+    if (g->values[g->outputs[o]].shape_known) continue;
+    for (int s = 0; s < ce->n_steps && ce->host_out_step[o] < 0; s++) {
+      const node *n = &g->nodes[ce->steps[s].node];
+      for (int k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] == g->outputs[o] && ce->steps[s].op == &cuda_op_host_fallback) {
+          ce->host_out_step[o] = s;
+          ce->host_out_slot[o] = k;
+        }
+    }
+    if (ce->host_out_step[o] < 0)
+      return infer_fail(INFER_ERR_INTERNAL, "graph output '%s' has a shape known only at run "
+                        "and no host step gives it", g->values[g->outputs[o]].name);
+    log_info(&e->opts.log, "cuda: output '%s' has a shape known only at run: it is handed out "
+             "from the host (at most %d bytes, config cuda.dynamic_output_bytes)",
+             g->values[g->outputs[o]].name,
+             config_int(&e->opts.cfg, "cuda.dynamic_output_bytes", 8 << 20));
+  }
+  return INFER_OK;
 }
 
 static infer_status build_locked(infer_engine *e, cuda_engine **out);
@@ -365,15 +406,19 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   if (e->opts.device_index >= count)
     return infer_fail(INFER_ERR_DEVICE, "CUDA device %d asked for, but only %d visible",
                       e->opts.device_index, count);
-  if (e->dynamic) {
-    int count = 0, src = dynamic_source(e, &count);
+  int n_dyn = 0, src = e->dynamic ? dynamic_source(e, &n_dyn) : -1;
+  if (n_dyn > 0) {
     char d[256];
     return infer_fail(INFER_ERR_UNSUPPORTED,
                       "%d step%s shapes that depend on run-time data, from %s on; the CUDA "
-                      "backend needs every shape at build time (bind shape inputs as constants, "
-                      "or run the model on the CPU backend)",
-                      count, count == 1 ? " has" : "s have",
-                      src >= 0 ? node_describe(g, src, d, sizeof d) : "an input");
+                      "backend runs those on the host (config outline_dynamic, with "
+                      "cuda.host_fallback), which %s, and needs every other shape at build "
+                      "time (bind shape inputs as constants, or run the model on the CPU "
+                      "backend)", n_dyn, n_dyn == 1 ? " has" : "s have",
+                      src >= 0 ? node_describe(g, src, d, sizeof d) : "an input",
+                      !config_flag(&e->opts.cfg, "cuda.host_fallback", true)
+                          ? "config cuda.host_fallback=0 keeps off"
+                          : "config outline_dynamic=0 keeps off");
   }
   cuda_engine *ce = calloc(1, sizeof *ce);
   if (!ce) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
@@ -440,6 +485,7 @@ static infer_status build_locked(infer_engine *e, cuda_engine **out) {
   int concat_asked = 0;
   if (st == INFER_OK) st = concat_in_place_find(e, ce, &concat_asked);
   if (st == INFER_OK) st = prepare_steps(e, ce, &x);
+  if (st == INFER_OK) st = find_host_outputs(e, ce);
   if (st == INFER_OK && concat_asked)
     log_info(&e->opts.log, "cuda: %d of %d Concat parts written in place by their producers",
              concat_in_place_count(e, ce), concat_asked);
@@ -525,6 +571,8 @@ static void release_locked(cuda_engine *ce) {
   free(ce->into);
   free(ce->into_off);
   free(ce->out_pitch);
+  free(ce->host_out_step);
+  free(ce->host_out_slot);
   free(ce);
 }
 

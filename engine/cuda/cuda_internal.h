@@ -34,6 +34,10 @@ struct cuda_engine {
   cuda_step *steps;
   int64_t ws_bytes;
   int64_t host_ws_bytes; /* pinned host scratch of a context: host-fallback steps; 0: none */
+  /* graph outputs of a shape known only at run (a HostRegion's): the step that gives
+   * output o on the host (cuda_host_fallback_output) and its output index there; -1 for
+   * the outputs copied off the device */
+  int *host_out_step, *host_out_slot;
   int max_io; /* most inputs/outputs of one node */
   unsigned needs; /* CUDA_NEEDS_* of all steps */
   void *build_cudnn; /* cudnnHandle_t the build's cuDNN plans were made with */

@@ -51,7 +51,17 @@ typedef struct hf_io {
   int64_t wide_off;     /* the float32 copy of float16 storage, else -1 */
   const void *constant; /* a constant input's host data (model dtype): no copy */
   bool present;
+  /* a graph output of a control node (HostRegion) whose shape is known only after the
+   * run: it stays on the host in its model dtype, at stage_off a hf_result and then up to
+   * stored_bytes of data (config cuda.dynamic_output_bytes) */
+  bool dynamic;
+  const char *name; /* the value's, for a failure */
 } hf_io;
+
+/* What a run gave a dynamic output: its dtype and dims (data follows, HF_ALIGN on). */
+typedef struct hf_result {
+  tensor t;
+} hf_result;
 
 typedef struct hf_state {
   const node *n;
@@ -93,17 +103,19 @@ static int64_t call_bytes(int n_in, int n_out) {
                   (int64_t)(n_in + n_out) * (int64_t)(sizeof(void *) + sizeof(tensor)));
 }
 
-/* Whether every output of control node n has a shape derived at build. */
+/* Whether every output of control node n has a shape derived at build, or is a graph
+ * output (handed out from the host). */
 static bool outputs_static(const graph *g, const node *n) {
-  for (int k = 0; k < n->n_outputs; k++)
-    if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known) return false;
+  for (int k = 0; k < n->n_outputs; k++) {
+    const value *v = n->outputs[k] >= 0 ? &g->values[n->outputs[k]] : NULL;
+    if (v && !v->shape_known && !v->is_output) return false;
+  }
   return true;
 }
 
 infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, const node *n,
                                         const tensor *const *in, tensor *const *out,
                                         const cuda_host_subgraphs *sub, void **state) {
-  (void)x;
   *state = NULL;
   if (!n->op || !n->op->run)
     return infer_fail(INFER_ERR_UNSUPPORTED, "the op has no GPU implementation, and no "
@@ -148,6 +160,15 @@ infer_status cuda_host_fallback_prepare(const cuda_exec *x, const graph *g, cons
       io->wide_off = -1;
       if (!side && val->kind == VALUE_CONSTANT && val->t.data) {
         io->constant = val->t.data; /* the model's own bytes, kept by the graph */
+        continue;
+      }
+      if (side && !val->shape_known && n->op->control && val->is_output) {
+        io->dynamic = true;
+        io->name = val->name;
+        io->stored = val->t.dtype;
+        io->stored_bytes = config_int(x->cfg, "cuda.dynamic_output_bytes", 8 << 20);
+        io->stage_off = off;
+        off += align_up(sizeof(hf_result)) + align_up(io->stored_bytes);
         continue;
       }
       if (io->stored_bytes < 0 || tensor_nbytes(&io->host) < 0) {
@@ -207,6 +228,18 @@ int64_t cuda_host_fallback_place(void *state, int64_t offset) {
   return s->base + s->bytes;
 }
 
+infer_status cuda_host_fallback_output(const void *state, const void *host_ws, int k,
+                                       tensor *out) {
+  const hf_state *s = state;
+  if (!s || k < 0 || k >= s->n_out || !s->out[k].dynamic || !host_ws)
+    return infer_fail(INFER_ERR_INTERNAL, "host fallback: output %d is not one of a shape "
+                      "known only at run", k);
+  const hf_result *r = (const hf_result *)((const unsigned char *)host_ws + s->base +
+                                           s->out[k].stage_off);
+  *out = r->t;
+  return INFER_OK;
+}
+
 const char *cuda_host_fallback_failure(const void *host_ws) {
   const hf_head *h = host_ws;
   return h && h->failed ? h->message : "";
@@ -232,6 +265,26 @@ static void *hf_alloc(op_exec *x, int64_t bytes) {
   return run_heap_alloc(x->state, bytes, "a subgraph value on the host", &p) == INFER_OK ? p : NULL;
 }
 
+/* Dynamic output k as the run gave it (got), into its staging: the dims in the header,
+ * the bytes after it; more than the staging holds is refused, naming the key to raise. */
+static infer_status dynamic_result(hf_call *c, int k, const tensor *got) {
+  const hf_io *io = &c->s->out[k];
+  hf_result *r = (hf_result *)(c->region + io->stage_off);
+  int64_t nb = tensor_nbytes(got);
+  if (nb < 0 || nb > io->stored_bytes) {
+    char d[128];
+    return infer_fail(INFER_ERR_RUNTIME, "output '%s' is %s %s at this run, %lld bytes, more "
+                      "than the %lld that config cuda.dynamic_output_bytes gives an output of a "
+                      "shape known only at run (raise it)", io->name, infer_dtype_name(got->dtype),
+                      dims_format(got->rank, got->dims, d, sizeof d), (long long)nb,
+                      (long long)io->stored_bytes);
+  }
+  r->t = *got;
+  r->t.data = c->region + io->stage_off + align_up(sizeof(hf_result));
+  if (nb > 0) memcpy(r->t.data, got->data, (size_t)nb);
+  return INFER_OK;
+}
+
 /* A control-flow op on the host: its subgraphs run through the engine's executor on the
  * step's heap; each output, checked against the shape derived at build, goes into its
  * staging (c->out, model dtype), and the heap is emptied before returning. */
@@ -249,6 +302,10 @@ static infer_status hf_control(hf_call *c) {
   if (st == INFER_OK) st = s->op->control(s->n, s->params, c->in, res_of, &x);
   for (int k = 0; st == INFER_OK && k < s->n_out; k++) {
     if (!c->out[k]) continue;
+    if (s->out[k].dynamic) {
+      st = dynamic_result(c, k, &res[k]);
+      continue;
+    }
     st = control_output_check(s->n, k, &s->out[k].host, &res[k]);
     int64_t nb = tensor_nbytes(&s->out[k].host);
     if (st == INFER_OK && nb > 0) memcpy(c->out[k]->data, res[k].data, (size_t)nb);
@@ -328,7 +385,7 @@ static infer_status hf_run(const cuda_exec *x, const node *n, const void *params
   CUDA_TRY(cudaLaunchHostFunc(st, hf_host, c));
   for (int k = 0; k < s->n_out; k++) {
     const hf_io *io = &s->out[k];
-    if (!io->present || io->stored_bytes == 0) continue;
+    if (!io->present || io->dynamic || io->stored_bytes == 0) continue;
     if (!out[k] || !out[k]->data)
       return infer_fail(INFER_ERR_INTERNAL, "host fallback: output %d has no device data", k);
     CUDA_TRY(cudaMemcpyAsync(out[k]->data, region + io->stage_off, (size_t)io->stored_bytes,

@@ -10,7 +10,9 @@ read no value of the enclosing graph; these do, the way exported detectors do:
 - Loop with a trip count only, a condition only (the body computes when to stop), both,
   zero trips, loop-carried values and scan outputs, reading an outer value each trip;
 - an If inside a Loop body reading a value of the main graph (two levels out) and a
-  loop-carried one; Ifs nested eight deep, each reading the main graph's input.
+  loop-carried one; Ifs nested eight deep, each reading the main graph's input;
+- shapes known only at run (NonZero) and what is computed from them, with nodes before
+  and beside, as engine/pass_outline_dynamic.c outlines them.
 Expected outputs are computed here with numpy, step by step as the spec describes.
 
 Needs /usr/bin/python3 with onnx 1.12 and numpy. The output is deterministic; the
@@ -189,11 +191,35 @@ def nested_cases():
          [("out", (x * 9).astype(np.float32))], dynamic=("out",))
 
 
+def outline_cases():
+    """Data-dependent shapes outlined into one host region (engine/pass_outline_dynamic.c):
+    NonZero and everything computed from it (the Size, the Add, the Range it bounds, the
+    Cast and the Mul reading it: a value computed from one of unknown shape has its shape
+    inferred only at run) go into the region, the Greater before it and the Neg beside it
+    stay out; four outputs of the region, all of shapes known only at run."""
+    x = RNG.standard_normal(8).astype(np.float32)
+    nodes = [node("Greater", ["x", "zero_f"], ["pos"]),
+             node("NonZero", ["pos"], ["nz"]),
+             node("Size", ["nz"], ["count"]),
+             node("Add", ["count", "one"], ["count1"]),
+             node("Range", ["zero_i", "count1", "one"], ["r"]),
+             node("Cast", ["count1"], ["count_f"], to=F),
+             node("Mul", ["x", "count_f"], ["w"]),
+             node("Neg", ["x"], ["minus_x"])]
+    nz = np.array(np.nonzero(x > 0), np.int64)
+    count1 = np.int64(nz.size + 1)
+    case("test_outline_between_dynamic", nodes, [("x", x)],
+         [("r", np.arange(0, count1, 1, dtype=np.int64)), ("w", (x * np.float32(count1))),
+          ("nz", nz), ("minus_x", -x)],
+         inits=[("zero_f", np.array(0, np.float32)), ("zero_i", np.array(0, np.int64)),
+                ("one", np.array(1, np.int64))], dynamic=("r", "nz"))
+
+
 def main():
     if os.path.isdir(ROOT):
         shutil.rmtree(ROOT)
     os.makedirs(ROOT)
-    for gen in (if_cases, loop_cases, nested_cases):
+    for gen in (if_cases, loop_cases, nested_cases, outline_cases):
         gen()
     print("wrote", len(os.listdir(ROOT)), "tests into", ROOT)
 
