@@ -388,7 +388,7 @@ infer_status cuda_context_bind_output(void *ctx, int index, void *ptr) {
   cuda_context *c = ctx;
   if (ptr && c->ce->host_out_step[index] >= 0)
     return infer_fail(INFER_ERR_INVALID_ARGUMENT, "output '%s' has a shape known only after "
-                      "a run and stays in host memory: read it with infer_context_output",
+                      "a run and stays in host memory: read it with infer_context_get_output",
                       c->e->g->values[c->e->g->outputs[index]].name);
   if (ptr) TRY(check_device_ptr(c, ptr, "output", c->e->g->values[c->e->g->outputs[index]].name));
   if (c->out_bind[index] != ptr) c->graph_stale = true;
