@@ -15,6 +15,23 @@
  *                                           0/1 per row, comma-separated) says PyTorch's
  *                                           fp16 top-1 was; exit 0 ok, 1 not, 2 errors
  *
+ *   model_check detections OUT_DIR REF_PREFIX STOL BTOL
+ *                                           a detector's boxes, scores and labels
+ *                                           (OUT_DIR/{boxes,scores,labels}.npy against
+ *                                           REF_PREFIX_{boxes,scores,labels}.npy): the
+ *                                           each reference detection, in order, matched
+ *                                           to one of infer's of the same label, a score
+ *                                           within STOL and every box coordinate within
+ *                                           BTOL x max|reference box| (among several
+ *                                           such, the nearest box): rows may change
+ *                                           places only among scores within STOL of each
+ *                                           other (float16 reorders near-ties). Rows left
+ *                                           unmatched on either side must score within
+ *                                           STOL of the reference's lowest: the cut
+ *                                           (detections per image, score threshold) may
+ *                                           fall elsewhere in a near-tie. Exit 0 ok, 1
+ *                                           not, 2 errors
+ *
  * A row whose reference top-1 and top-2 are within 2*TOL of each other may swap within
  * the tolerance the values were checked with: it is reported as ambiguous and not
  * counted. */
@@ -122,6 +139,100 @@ static int fp16_peer(char **argv) {
   return rc;
 }
 
+/* Largest |b[j*4+k] - a[i*4+k]| over the four coordinates of box i of a and box j of b. */
+static double box_diff(const infer_tensor *a, int64_t i, const infer_tensor *b, int64_t j) {
+  double d = 0;
+  for (int k = 0; k < 4; k++) {
+    double e = fabs(infer_tensor_get(a, i * 4 + k) - infer_tensor_get(b, j * 4 + k));
+    if (e > d || isnan(e)) d = e;
+  }
+  return d;
+}
+
+static int detections(char **argv) {
+  static const char *const parts[3] = {"boxes", "scores", "labels"};
+  infer_tensor out[3], ref[3];
+  memset(out, 0, sizeof out);
+  memset(ref, 0, sizeof ref);
+  int rc = 0;
+  char path[4096];
+  for (int p = 0; p < 3 && rc == 0; p++) {
+    snprintf(path, sizeof path, "%s/%s.npy", argv[2], parts[p]);
+    if (!load(path, &out[p])) rc = 2;
+    snprintf(path, sizeof path, "%s_%s.npy", argv[3], parts[p]);
+    if (rc == 0 && !load(path, &ref[p])) rc = 2;
+  }
+  const double stol = atof(argv[4]), btol = atof(argv[5]);
+  int64_t n = rc == 0 ? infer_tensor_count(&ref[1]) : 0;
+  int64_t m = rc == 0 ? infer_tensor_count(&out[1]) : 0;
+  if (rc == 0 && (infer_tensor_count(&out[2]) != m || infer_tensor_count(&out[0]) != 4 * m ||
+                  infer_tensor_count(&ref[0]) != 4 * n || infer_tensor_count(&ref[2]) != n)) {
+    printf("detections: boxes, scores and labels disagree in count\n");
+    rc = 2;
+  }
+  double scale = 1, cutoff = 0;
+  for (int64_t i = 0; rc == 0 && i < 4 * n; i++)
+    if (fabs(infer_tensor_get(&ref[0], i)) > scale) scale = fabs(infer_tensor_get(&ref[0], i));
+  for (int64_t i = 0; rc == 0 && i < n; i++)
+    if (i == 0 || infer_tensor_get(&ref[1], i) < cutoff) cutoff = infer_tensor_get(&ref[1], i);
+  bool *used = rc == 0 ? calloc((size_t)m + 1, 1) : NULL;
+  if (rc == 0 && !used) rc = 2;
+  int64_t in_place = 0, elsewhere = 0, missing_near = 0;
+  double worst_box = 0, worst_score = 0;
+  for (int64_t i = 0; rc == 0 && i < n; i++) {
+    const double si = infer_tensor_get(&ref[1], i);
+    int64_t best = -1;
+    double best_d = 0;
+    for (int64_t j = 0; j < m; j++) {
+      if (used[j] || infer_tensor_get(&out[2], j) != infer_tensor_get(&ref[2], i) ||
+          !(fabs(infer_tensor_get(&out[1], j) - si) <= stol))
+        continue;
+      double d = box_diff(&ref[0], i, &out[0], j);
+      if (best < 0 || d < best_d) best = j, best_d = d;
+    }
+    if (best >= 0 && best_d <= btol * scale) {
+      used[best] = true;
+      if (best == i) in_place++;
+      else elsewhere++;
+      double ds = fabs(infer_tensor_get(&out[1], best) - si);
+      if (best_d > worst_box) worst_box = best_d;
+      if (ds > worst_score) worst_score = ds;
+    } else if (si <= cutoff + stol) {
+      missing_near++; /* at the cut (detections per image, score threshold): a near-tie */
+    } else {
+      printf("detections: reference row %lld (label %g, score %.6g) has no match in infer's "
+             "(same label, score within %g, box within %g x %g = %g px%s)\n", (long long)i,
+             infer_tensor_get(&ref[2], i), si, stol, btol, scale, btol * scale,
+             best < 0 ? "" : "; the nearest box is off by more");
+      rc = 1;
+    }
+  }
+  int64_t extra_near = 0;
+  for (int64_t j = 0; rc == 0 && j < m; j++) {
+    if (used[j]) continue;
+    if (infer_tensor_get(&out[1], j) <= cutoff + stol) {
+      extra_near++;
+      continue;
+    }
+    printf("detections: infer's row %lld (label %g, score %.6g) matches no reference row\n",
+           (long long)j, infer_tensor_get(&out[2], j), infer_tensor_get(&out[1], j));
+    rc = 1;
+  }
+  if (rc == 0)
+    printf("detections: %lld of the reference's %lld matched (%lld in their own row, %lld "
+           "among scores within %g elsewhere); %lld of its and %lld of infer's %lld left "
+           "unmatched at the cut (scores within %g of the lowest, %.6g); worst box %.3g px, "
+           "worst score %.3g\n", (long long)(in_place + elsewhere), (long long)n,
+           (long long)in_place, (long long)elsewhere, stol, (long long)missing_near,
+           (long long)extra_near, (long long)m, stol, cutoff, worst_box, worst_score);
+  free(used);
+  for (int p = 0; p < 3; p++) {
+    infer_tensor_clear(&out[p]);
+    infer_tensor_clear(&ref[p]);
+  }
+  return rc;
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "absmax") == 0) {
     infer_tensor t;
@@ -173,7 +284,9 @@ int main(int argc, char **argv) {
     return rc;
   }
   if (argc == 6 && strcmp(argv[1], "fp16peer") == 0) return fp16_peer(argv);
+  if (argc == 6 && strcmp(argv[1], "detections") == 0) return detections(argv);
   fprintf(stderr, "usage: model_check absmax REF.npy | model_check top1 OUT.npy REF.npy TOL | "
-                  "model_check fp16peer OUT.npy REF.npy PEER_REL AGREE\n");
+                  "model_check fp16peer OUT.npy REF.npy PEER_REL AGREE | "
+                  "model_check detections OUT_DIR REF_PREFIX STOL BTOL\n");
   return 2;
 }

@@ -96,9 +96,11 @@ static void step_state_release(cuda_step *cs) {
 }
 
 /* Whether a control node's output v of unknown shape is handed out from the host: a
- * graph output (engine/pass_outline_dynamic.c leaves no other reader of one). */
-static bool host_output(const graph *g, const node *n, int v) {
-  return n->op && n->op->control && g->values[v].is_output;
+ * graph output (engine/pass_outline_dynamic.c leaves no other reader of one) of a node
+ * the host fallback (config cuda.host_fallback) may run. */
+static bool host_output(const infer_engine *e, const node *n, int v) {
+  return config_flag(&e->opts.cfg, "cuda.host_fallback", true) && n->op && n->op->control &&
+         e->g->values[v].is_output;
 }
 
 /* Whether step n may run its CPU reference on the host (cuda_host_fallback.c): config
@@ -111,7 +113,7 @@ static bool host_fallback_allowed(const infer_engine *e, const node *n) {
     return false;
   for (int k = 0; n->op->control && k < n->n_outputs; k++)
     if (n->outputs[k] >= 0 && !e->g->values[n->outputs[k]].shape_known &&
-        !host_output(e->g, n, n->outputs[k]))
+        !host_output(e, n, n->outputs[k]))
       return false;
   return true;
 }
@@ -330,7 +332,7 @@ static int dynamic_source(const infer_engine *e, int *count) {
     bool out_unknown = false, in_known = true;
     for (int k = 0; k < n->n_outputs; k++)
       if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].shape_known &&
-          !host_output(g, n, n->outputs[k]))
+          !host_output(e, n, n->outputs[k]))
         out_unknown = true;
     for (int k = 0; k < n->n_inputs; k++)
       if (n->inputs[k] >= 0 && !g->values[n->inputs[k]].shape_known) in_known = false;
