@@ -101,7 +101,11 @@ static infer_status if_control(const node *n, const void *params, const tensor *
   const control_params *p = params;
   int64_t cond = 0;
   TRY(scalar_of(n, in[0], INFER_DTYPE_BOOL, "cond", &cond));
-  const graph *b = cond ? p->then_g : p->else_g;
+  return control_run_branch(n, cond ? p->then_g : p->else_g, in, out, x);
+}
+
+infer_status control_run_branch(const node *n, const graph *b, const tensor *const *in,
+                                tensor *const *out, op_exec *x) {
   tensor *res = x->alloc(x, (int64_t)sizeof(tensor) * (b->n_outputs + 1));
   if (!res) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   TRY(x->run_graph(x, b, NULL, in, res));

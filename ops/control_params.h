@@ -20,6 +20,11 @@ typedef struct control_params {
  * rank the body declares for that input (0, or 1 for [1]) over `data`. */
 void control_body_scalar(const graph *body, int i, infer_dtype dt, void *data, tensor *t);
 
+/* Runs subgraph b, which takes no formal inputs (an If branch, a HostRegion), with node
+ * n's inputs as the captures' source; out[k] get its first n->n_outputs results. */
+infer_status control_run_branch(const node *n, const graph *b, const tensor *const *in,
+                                tensor *const *out, op_exec *x);
+
 /* op_desc.infer of If, Loop and Scan (control_shapes.c): the output shapes where they do
  * not depend on run-time data, else OP_NEEDS_DATA. */
 infer_status control_if_infer(const node *n, const void *params, const tensor *const *in,

@@ -54,13 +54,7 @@ static infer_status region_run(const node *n, const void *params, const tensor *
 
 static infer_status region_control(const node *n, const void *params, const tensor *const *in,
                                    tensor *const *out, op_exec *x) {
-  const graph *r = ((const control_params *)params)->body;
-  tensor *res = x->alloc(x, (int64_t)sizeof(tensor) * (r->n_outputs + 1));
-  if (!res) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
-  TRY(x->run_graph(x, r, NULL, in, res));
-  for (int k = 0; k < n->n_outputs; k++)
-    if (out[k]) *out[k] = res[k];
-  return INFER_OK;
+  return control_run_branch(n, ((const control_params *)params)->body, in, out, x);
 }
 
 static const char *const region_attrs[] = {"region", NULL};
