@@ -25,6 +25,7 @@ static const struct {
     {"cuda.attention_impl", KIND_NAME}, /* flash | cudnn */
     {"cuda.dynamic_output_bytes", KIND_COUNT},
     {"outline_dynamic", KIND_TRISTATE}, /* auto | 0 | 1 */
+    {"int8", KIND_FLAG},
     {"keep_values", KIND_FLAG},
     {"precision.fp32_ops", KIND_NAME},
     {"precision.fp32_nodes", KIND_NAME},

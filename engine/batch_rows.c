@@ -26,7 +26,7 @@ static const char *const per_row[] = {
     "Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Swish", "Tanh", "LeakyRelu", "Gelu",
     "Elu", "Selu", "Softplus", "Softsign", "Mish", "Neg", "Abs", "Exp", "Log", "Sqrt", "Erf",
     "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Not", "IsNaN", "IsInf", "Cast", "Identity",
-    "Dropout", "PRelu", "Conv", "FusedConv", "ConvTranspose", "MaxPool", "AveragePool",
+    "Dropout", "PRelu", "Conv", "FusedConv", "Int8Conv", "ConvTranspose", "MaxPool", "AveragePool",
     "GlobalAveragePool", "GlobalMaxPool", "LRN", "BatchNormalization", "InstanceNormalization",
     "GroupNormalization", "Sin", "Cos", "Shrink", NULL};
 /* Elementwise ops with several operands: per row when the operands that are not

@@ -4,7 +4,7 @@
  *   infer-and-fold -> einsum-to-matmul -> remove-identity -> fold-conv-bn -> bn-to-affine
  *   -> cancel-transposes -> fuse-chains -> fuse-attention-op -> fuse-attention
  *   -> move-row-transposes -> fuse-conv-epilogue -> fuse-matmul-epilogue -> [to-channels-last]
- *   -> fuse-elementwise -> fuse-concat-chain -> fuse-row-gather -> remove-dead -> plan
+ *   -> [int8-conv] -> fuse-elementwise -> fuse-concat-chain -> fuse-row-gather -> remove-dead -> plan
  *
  * Contract shared by every pass here:
  * - Nodes are never deleted, only marked `removed`; values are never deleted, so
@@ -102,6 +102,13 @@ infer_status pass_fuse_concat_chain(graph *g, int *removed);
  * group's values read elsewhere; each element read and written once
  * (engine/pass_row_gather.c). */
 infer_status pass_fuse_row_gather(graph *g, int *removed);
+
+/* Conv / FusedConv reading a per-tensor int8 DequantizeLinear (zero point 0), with float
+ * weights that are per-channel symmetric int8 values times their scale, group 1 and
+ * channel counts that are multiples of 4 (channels-last ones only, with
+ * channels_last_only) -> Int8Conv (domain infer) on the int8 tensors, in place
+ * (engine/pass_int8_conv.c). *rewritten: convolutions rewritten. */
+infer_status pass_int8_conv(graph *g, bool channels_last_only, int *rewritten);
 
 /* An inference BatchNormalization left unfolded -> FusedChain x * a[c] + b[c]
  * (engine/pass_bn_affine.c). *rewritten: nodes rewritten. */

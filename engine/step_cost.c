@@ -22,9 +22,10 @@ void step_cost(const node *n, const tensor *const *in, tensor *const *out, doubl
       outputs += count_of(out[k]);
     }
   *bytes = b;
-  /* FusedConv (either layout) counts as its convolution: W's per-filter volume is
-   * the product of its dims after the first in both */
-  const char *op = strcmp(n->op_type, "FusedConv") == 0     ? "Conv"
+  /* FusedConv and Int8Conv (either layout) count as their convolution: W's per-filter
+   * volume is the product of its dims after the first in both */
+  const char *op = strcmp(n->op_type, "FusedConv") == 0 || strcmp(n->op_type, "Int8Conv") == 0
+                       ? "Conv"
                    : strcmp(n->op_type, "FusedMatMul") == 0 ? "MatMul"
                                                             : n->op_type;
   if (strcmp(op, "FusedAttention") == 0 && n->params) {

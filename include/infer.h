@@ -241,6 +241,11 @@ INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, 
  *                    on, where that region runs on the host and every other step keeps
  *                    fixed shapes); 1 on the CPU checks the pass; 0 leaves them, which a
  *                    CUDA build refuses
+ *   int8             1: a QDQ model's convolutions on symmetric int8 tensors (per-tensor
+ *                    activations with zero point 0, per-channel weights) run as int8
+ *                    convolutions (Int8Conv: on CUDA fp16 builds, cuDNN's int8 engines
+ *                    with the scale, bias, residual and activation fused; on the CPU the
+ *                    reference, as a check); 0 (default) runs them on dequantized floats
  *   cuda.attention_impl flash | cudnn: which runs a fused attention in float16, our
  *                    flash kernel or cuDNN's SDPA (where cuDNN takes the problem); unset,
  *                    both are timed at build and the faster kept

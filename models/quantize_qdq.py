@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """quantize_qdq.py FLOAT.onnx OUT.onnx --infer PATH [--batch N] [--calib-batches K]
-[--seed S] [--input-npy FILE]: static post-training quantization of any float ONNX
+[--seed S] [--input-npy FILE] [--symmetric]: static post-training quantization of any float ONNX
 model into a QDQ model, the recipe ONNX Runtime's quantize_static writes by default
 (QDQ format, MinMax calibration):
 
 - every input activation of a Conv, Gemm or MatMul goes through QuantizeLinear ->
   DequantizeLinear: uint8, per tensor, asymmetric, scale (hi - lo) / 255 over the
   calibration batches' min/max (the range widened to hold 0); one pair per tensor,
-  shared by its readers;
+  shared by its readers; with --symmetric int8 with zero point 0 and scale
+  max(|lo|, |hi|) / 127 instead (quantize_static's ActivationSymmetric with QInt8
+  activations, what int8 tensor cores take: `--config int8=1`);
 - every weight of those ops that is an initializer becomes int8, symmetric, per output
   channel (Conv: axis 0; Gemm: the N axis; 2-D MatMul: axis 1), read through
   DequantizeLinear;
@@ -43,8 +45,11 @@ def weight_axis(node, w):
     return 1  # MatMul [K, N]
 
 
-def act_qparams(lo, hi):
+def act_qparams(lo, hi, symmetric=False):
     lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
+    if symmetric:
+        a = max(-lo, hi)
+        return (np.float32(a / 127.0) if a > 0 else np.float32(1.0)), 0
     s = np.float32((hi - lo) / 255.0) if hi > lo else np.float32(1.0)
     z = int(np.clip(np.rint(-lo / s), 0, 255))
     return s, z
@@ -96,6 +101,8 @@ def main():
     ap.add_argument("--calib-batches", type=int, default=2)
     ap.add_argument("--seed", type=int, default=20261203)
     ap.add_argument("--input-npy")
+    ap.add_argument("--symmetric", action="store_true",
+                    help="int8 activations with zero point 0 (else uint8, asymmetric)")
     args = ap.parse_args()
     model = onnx.load(args.model)
     g = model.graph
@@ -110,10 +117,11 @@ def main():
 
     new_inits, new_nodes, replace = [], [], {}
     for k, name in enumerate(acts):  # activations: Q -> DQ, one pair per tensor
-        s, z = act_qparams(lo[name], hi[name])
+        s, z = act_qparams(lo[name], hi[name], args.symmetric)
         sn, zn = "qdq_a%d_scale" % k, "qdq_a%d_zp" % k
         new_inits += [numpy_helper.from_array(np.array(s, np.float32), sn),
-                      numpy_helper.from_array(np.array(z, np.uint8), zn)]
+                      numpy_helper.from_array(np.array(z, np.int8 if args.symmetric
+                                                       else np.uint8), zn)]
         q, dq = "qdq_a%d_q" % k, "qdq_a%d_dq" % k
         new_nodes.append((name, [helper.make_node("QuantizeLinear", [name, sn, zn], [q], name=q),
                                  helper.make_node("DequantizeLinear", [q, sn, zn], [dq], name=dq)]))
@@ -186,9 +194,10 @@ def main():
     if opset is not None and opset.version < 13:
         opset.version = 13  # per-axis DequantizeLinear
     onnx.save(model, args.out)
-    print("quantize_qdq: %d activations quantized (uint8 per tensor), %d weights (int8 per "
-          "channel) of %d Conv/Gemm/MatMul nodes; wrote %s" % (len(acts), n_w, len(targets),
-                                                               args.out))
+    print("quantize_qdq: %d activations quantized (%s per tensor), %d weights (int8 per "
+          "channel) of %d Conv/Gemm/MatMul nodes; wrote %s"
+          % (len(acts), "int8 symmetric" if args.symmetric else "uint8", n_w, len(targets),
+             args.out))
 
 
 if __name__ == "__main__":

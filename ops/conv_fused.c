@@ -30,8 +30,8 @@ static const struct {
     {"Gelu", CONV_ACT_GELU, 0, 0, 0},
 };
 
-static infer_status fused_parse(const node *n, void **params) {
-  TRY(conv_parse_common(n, "FusedConv", false, sizeof(fused_conv_params), params));
+infer_status fused_conv_parse_as(const node *n, const char *op, void **params) {
+  TRY(conv_parse_common(n, op, false, sizeof(fused_conv_params), params));
   fused_conv_params *p = *params;
   const char *name;
   const float *v;
@@ -42,10 +42,10 @@ static infer_status fused_parse(const node *n, void **params) {
     size_t k = 0;
     while (k < sizeof acts / sizeof acts[0] && strcmp(acts[k].name, name) != 0) k++;
     if (k == sizeof acts / sizeof acts[0])
-      s = infer_fail(INFER_ERR_UNSUPPORTED, "FusedConv: activation '%s' is not supported", name);
+      s = infer_fail(INFER_ERR_UNSUPPORTED, "%s: activation '%s' is not supported", op, name);
     else if (count >= 0 && count != acts[k].n_params)
-      s = infer_fail(INFER_ERR_INVALID_MODEL, "FusedConv: activation %s takes %d "
-                     "activation_params, %d given", name, acts[k].n_params, count);
+      s = infer_fail(INFER_ERR_INVALID_MODEL, "%s: activation %s takes %d "
+                     "activation_params, %d given", op, name, acts[k].n_params, count);
     else {
       p->act = acts[k].act;
       p->alpha = count > 0 ? v[0] : acts[k].alpha;
@@ -58,7 +58,7 @@ static infer_status fused_parse(const node *n, void **params) {
   if (s == INFER_OK) s = attr_get_float(n, "input_max", INFINITY, &p->input_max);
   if (s == INFER_OK && !isinf(p->input_max) && (!p->channels_last || !(p->input_max > 0)))
     s = infer_fail(INFER_ERR_INVALID_MODEL,
-                   "FusedConv: input_max (internal) needs channels_last and a bound above 0");
+                   "%s: input_max (internal) needs channels_last and a bound above 0", op);
   if (s != INFER_OK) {
     free(p);
     *params = NULL;
@@ -122,7 +122,11 @@ static infer_status cl_run(const node *n, const void *params, const tensor *cons
   return INFER_OK;
 }
 
-static infer_status fused_infer(const node *n, const void *params, const tensor *const *in,
+static infer_status fused_parse(const node *n, void **params) {
+  return fused_conv_parse_as(n, "FusedConv", params);
+}
+
+infer_status fused_conv_infer(const node *n, const void *params, const tensor *const *in,
                                 tensor *const *out) {
   const fused_conv_params *p = params;
   if (p->channels_last) {
@@ -150,7 +154,7 @@ static infer_status fused_infer(const node *n, const void *params, const tensor 
   return INFER_OK;
 }
 
-static infer_status fused_run(const node *n, const void *params, const tensor *const *in,
+infer_status fused_conv_run(const node *n, const void *params, const tensor *const *in,
                               tensor *const *out, void *ws) {
   const fused_conv_params *p = params;
   TRY(p->channels_last ? cl_run(n, params, in, out, ws) : conv_run(n, params, in, out, ws));
@@ -171,7 +175,7 @@ static infer_status fused_run(const node *n, const void *params, const tensor *c
   return INFER_OK;
 }
 
-static int64_t fused_workspace(const node *n, const void *params, const tensor *const *in,
+int64_t fused_conv_workspace(const node *n, const void *params, const tensor *const *in,
                                tensor *const *out) {
   const fused_conv_params *p = params;
   return p->channels_last ? cl_workspace(n, params, in, out) : conv_workspace(n, params, in, out);
@@ -187,6 +191,6 @@ const op_desc op_fused_conv = {.name = "FusedConv",
                                .max_outputs = 1,
                                .attrs = fused_attr_names,
                                .parse = fused_parse,
-                               .infer = fused_infer,
-                               .run = fused_run,
-                               .workspace = fused_workspace};
+                               .infer = fused_conv_infer,
+                               .run = fused_conv_run,
+                               .workspace = fused_conv_workspace};

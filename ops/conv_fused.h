@@ -67,6 +67,17 @@ int64_t conv_workspace(const node *n, const void *params, const tensor *const *i
 infer_status conv_run(const node *n, const void *params, const tensor *const *in,
                       tensor *const *out, void *ws);
 
+/* FusedConv's parse (attributes named in messages as `op`), infer, workspace and run,
+ * which Int8Conv (ops/conv_int8.c) runs on float copies of its integer operands. The
+ * inputs are X, W, [B], [Z] whatever n's own input list is. */
+infer_status fused_conv_parse_as(const node *n, const char *op, void **params);
+infer_status fused_conv_infer(const node *n, const void *params, const tensor *const *in,
+                              tensor *const *out);
+int64_t fused_conv_workspace(const node *n, const void *params, const tensor *const *in,
+                             tensor *const *out);
+infer_status fused_conv_run(const node *n, const void *params, const tensor *const *in,
+                            tensor *const *out, void *ws);
+
 /* The activation applied to one value (the CPU reference of the epilogue). NaN passes
  * as through the unfused ops (kernels/k_nan.h; kernels/conv_act.cuh is the GPU's). */
 static inline double conv_act_apply(conv_act a, float alpha, float beta, double v) {

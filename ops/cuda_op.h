@@ -113,6 +113,7 @@ infer_status cuda_host_fallback_output(const void *state, const void *host_ws, i
 /* Each GPU op family file exports a NULL-terminated list (ops/cuda/cuda_registry.c). */
 extern const cuda_op *const cuda_ops_elementwise[];
 extern const cuda_op *const cuda_ops_conv[];
+extern const cuda_op *const cuda_ops_conv_int8[];
 extern const cuda_op *const cuda_ops_matmul[];
 extern const cuda_op *const cuda_ops_pool[];
 extern const cuda_op *const cuda_ops_norm[];

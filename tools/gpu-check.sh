@@ -21,7 +21,8 @@
 #       device-resident inputs (--bench --no-transfers) and the costliest steps of
 #       --profile: where the time goes, before a peer benchmark.
 #       QDQ_BENCH=1 (ZOO_MODELS holding resnet50): its QDQ model (models/quantize_qdq.py)
-#       on the GPU against the CPU, and its fp16 img/s beside the float model's.
+#       on the GPU against the CPU, and its fp16 img/s beside the float model's; then its
+#       symmetric int8 QDQ model with --config int8=0 and 1 (int8 tensor cores) alike.
 #       PROFILE_CONFIG="key=value" adds a second profile with that config (e.g.
 #       cuda.conv_impl=pw-stream); NCU="regex:count:model:infer args;..." runs Nsight
 #       Compute on the first launches of those kernels in that model's build and profile.
@@ -314,6 +315,24 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
       $build/infer $zoo/$mm.onnx --device cuda --precision fp16 --batch 256 --bench \
         --no-transfers --duration 2 >"$out/qdq_bench_$mm.log" 2>&1
       note "  $mm b256 fp16, inputs on the device: $(grep -E '^throughput' "$out/qdq_bench_$mm.log")"
+    done
+    # the same recipe with symmetric int8 activations (--symmetric), what --config int8=1
+    # runs on int8 tensor cores (Int8Conv): outputs against the CPU's, and img/s with the
+    # int8 path off and on
+    python3 models/quantize_qdq.py $zoo/resnet50.onnx $zoo/resnet50_qdq_s8.onnx --infer $build/infer \
+      --batch 2 --symmetric >"$out/qdq_s8_quantize.log" 2>&1
+    note "qdq resnet50 int8 symmetric: rc=$? $(tail -1 "$out/qdq_s8_quantize.log" | cut -c1-150)"
+    $build/infer $zoo/resnet50_qdq_s8.onnx --input $zoo/resnet50_input.npy --output /tmp/qdq_s8_cpu \
+      >"$out/qdq_s8_cpu.log" 2>&1
+    for i8 in 0 1; do
+      $build/infer $zoo/resnet50_qdq_s8.onnx --device cuda --precision fp16 --config int8=$i8 \
+        --input $zoo/resnet50_input.npy --reference /tmp/qdq_s8_cpu/logits.npy --atol 1 --verbose \
+        >"$out/qdq_s8_gpu_int8_$i8.log" 2>&1
+      note "  cuda fp16 int8=$i8 vs CPU: rc=$? $(grep -E '^output' "$out/qdq_s8_gpu_int8_$i8.log" | cut -c1-120) | $(grep -oE 'pass int8-conv: .*' "$out/qdq_s8_gpu_int8_$i8.log") | $(grep -oE 'implementations chosen: .*' "$out/qdq_s8_gpu_int8_$i8.log" | cut -c1-200)"
+      [ $i8 = 1 ] && grep -m3 -iE 'error|int8conv' "$out/qdq_s8_gpu_int8_$i8.log" | while read -r l; do note "    $l"; done
+      $build/infer $zoo/resnet50_qdq_s8.onnx --device cuda --precision fp16 --config int8=$i8 \
+        --batch 256 --bench --no-transfers --duration 2 >"$out/qdq_s8_bench_$i8.log" 2>&1
+      note "  resnet50_qdq_s8 b256 fp16 int8=$i8, inputs on the device: $(grep -E '^throughput' "$out/qdq_s8_bench_$i8.log")"
     done
   fi
   [ -n "${BENCH_MODELS:-}" ] && peer_bench # the peer benchmark of these too, when asked

@@ -37,6 +37,11 @@ typedef struct conv_problem {
    * 0: dense (k). Only the alternatives whose y_pitch flag is set are given one; z stays
    * dense. */
   int64_t y_pitch;
+  /* Int8Conv (ops/cuda/conv_int8.c): x and w are int8, the convolution sums in int32 and
+   * is multiplied by scale_dev (float32, one per output channel, device memory fixed at
+   * build) before the bias; y, bias and z are kdt. Only cudnn-graph takes it. */
+  bool int8;
+  const float *scale_dev;
 } conv_problem;
 
 typedef struct conv_alt {

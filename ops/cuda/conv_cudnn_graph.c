@@ -9,7 +9,9 @@
  * heuristics' first engine configs become plans, each is timed on scratch buffers,
  * and the fastest is kept; cuda_conv.c then times it against its own choices. y may be
  * a slice of a wider channels-last tensor (y_pitch: the y tensor's strides), which the
- * engines that take such strides write in place. */
+ * engines that take such strides write in place. An int8 problem (Int8Conv,
+ * ops/cuda/conv_int8.c) is the same graph on int8 x and w with the int32 sums scaled per
+ * output channel first: the only implementation it has. */
 #include <float.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -25,7 +27,7 @@
 #include "cudnn_backend_util.h"
 
 /* unique ids of the graph's tensors: the bound ones, then the virtual ones */
-enum { UID_X = 1, UID_W, UID_B, UID_Z, UID_Y, UID_VIRTUAL = 101 };
+enum { UID_X = 1, UID_W, UID_B, UID_Z, UID_Y, UID_S, UID_VIRTUAL = 101 };
 
 #define CG_MAX_CFGS 16  /* engine configs asked of the heuristics */
 /* The search runs for every convolution of every build (conformance builds thousands
@@ -42,6 +44,8 @@ typedef struct cg_state {
   cudnnBackendDescriptor_t cfg, plan; /* the chosen engine config and its plan */
   int64_t ws;                         /* the plan's workspace bytes */
   bool has_bias, has_z;
+  const float *scale; /* int8: the per-channel scale (device, the caller's), else NULL */
+  int kdt;            /* y's dtype (K_F16, or K_F32 for int8) */
   int post_act; /* an activation the graph leaves out, applied after it; else 0 */
   float alpha, beta;
   int64_t count, channels; /* of y, for that pass */
@@ -111,24 +115,28 @@ static bool cg_activation(const conv_problem *p, bool *act, cudnnPointwiseMode_t
   }
 }
 
-/* conv -> [+ bias] -> [+ z] -> [activation], fp16 in and out, fp32 between. */
+/* conv -> [+ bias] -> [+ z] -> [activation], fp16 in and out, fp32 between. An int8
+ * problem (Int8Conv) is conv(x, w) in int32 -> * scale (per output channel) -> the same
+ * epilogue, int8 in and kdt out: the ConvScaleBiasAct pattern of cuDNN's int8 engines. */
 static infer_status cg_graph(cg_state *s, cudnnHandle_t h, const conv_problem *p, bool act,
                              cudnnPointwiseMode_t mode, double param,
                              cudnnBackendDescriptor_t *og) {
   be_pool *pl = &s->pool;
   bool cl = p->channels_last;
-  const cudnnDataType_t f16 = CUDNN_DATA_HALF, f32 = CUDNN_DATA_FLOAT;
+  const cudnnDataType_t f16 = p->kdt == K_F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF,
+                        f32 = CUDNN_DATA_FLOAT;
+  const cudnnDataType_t xdt = p->int8 ? CUDNN_DATA_INT8 : f16;
   int64_t xd[4] = {p->n, p->c, p->h, p->w};
   int64_t wd[4] = {p->k, p->c / p->group, p->r, p->s};
   int64_t yd[4] = {p->n, p->k, p->out_h, p->out_w};
   int64_t bd[4] = {1, p->k, 1, 1};
   int64_t pad[2] = {p->pad_h, p->pad_w}, str[2] = {p->stride_h, p->stride_w};
   int64_t dil[2] = {p->dil_h, p->dil_w};
-  int left = 1 + p->has_bias + p->has_z + act, n_ops = 0;
+  int left = 1 + p->int8 + p->has_bias + p->has_z + act, n_ops = 0;
   int64_t vuid = UID_VIRTUAL;
-  cudnnBackendDescriptor_t tx, tw, ty, tb, tz, cur, out, ops[4];
-  TRY(be_tensor(pl, UID_X, f16, xd, cl, false, CG_ALIGN, &tx));
-  TRY(be_tensor(pl, UID_W, f16, wd, cl, false, CG_ALIGN, &tw));
+  cudnnBackendDescriptor_t tx, tw, ty, tb, tz, ts, cur, out, ops[5];
+  TRY(be_tensor(pl, UID_X, xdt, xd, cl, false, CG_ALIGN, &tx));
+  TRY(be_tensor(pl, UID_W, xdt, wd, cl, false, CG_ALIGN, &tw));
   if (p->y_pitch) { /* a slice of a wider channels-last tensor: pixels y_pitch apart */
     int64_t ys[4] = {(int64_t)p->out_h * p->out_w * p->y_pitch, 1, p->out_w * p->y_pitch,
                      p->y_pitch};
@@ -136,8 +144,18 @@ static infer_status cg_graph(cg_state *s, cudnnHandle_t h, const conv_problem *p
   } else {
     TRY(be_tensor(pl, UID_Y, f16, yd, cl, false, CG_ALIGN, &ty));
   }
-  TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &cur));
-  TRY(be_conv_fwd(pl, tx, tw, cur, pad, str, dil, f32, &ops[n_ops++]));
+  if (p->int8) { /* the int32 sums, then their scale */
+    left--;
+    TRY(be_tensor(pl, vuid++, CUDNN_DATA_INT32, yd, cl, true, CG_ALIGN, &cur));
+    TRY(be_conv_fwd(pl, tx, tw, cur, pad, str, dil, CUDNN_DATA_INT32, &ops[n_ops++]));
+    TRY(be_tensor(pl, UID_S, f32, bd, cl, false, CG_ALIGN, &ts));
+    TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &out));
+    TRY(be_pointwise(pl, CUDNN_POINTWISE_MUL, f32, 0, cur, ts, out, &ops[n_ops++]));
+    cur = out;
+  } else {
+    TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &cur));
+    TRY(be_conv_fwd(pl, tx, tw, cur, pad, str, dil, f32, &ops[n_ops++]));
+  }
   if (p->has_bias) {
     TRY(be_tensor(pl, UID_B, f16, bd, cl, false, CG_ALIGN, &tb));
     TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &out));
@@ -231,6 +249,10 @@ static int cg_io(const cg_state *s, const void *in, const void *w, const void *b
   ptrs[n++] = (void *)in;
   uids[n] = UID_W;
   ptrs[n++] = (void *)w;
+  if (s->scale) {
+    uids[n] = UID_S;
+    ptrs[n++] = (void *)s->scale;
+  }
   if (s->has_bias) {
     uids[n] = UID_B;
     ptrs[n++] = (void *)bias;
@@ -253,9 +275,11 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   bool act = false;
   cudnnPointwiseMode_t mode = CUDNN_POINTWISE_RELU_FWD;
   double param = 0;
-  if (p->kdt != K_F16 || p->has_x_max)
+  if (!(p->kdt == K_F16 || (p->int8 && p->kdt == K_F32)) || p->has_x_max ||
+      (p->int8 && (!p->scale_dev || !p->channels_last || p->y_pitch)))
     return infer_fail(INFER_ERR_UNSUPPORTED,
-                      "cudnn-graph: float16 convolutions without an input clamp only");
+                      "cudnn-graph: float16 (or channels-last int8) convolutions without an "
+                      "input clamp only");
   if (!cg_activation(p, &act, &mode, &param))
     return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: activation %d is not supported",
                       p->act);
@@ -277,6 +301,8 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   s->lock_ok = true;
   s->has_bias = p->has_bias;
   s->has_z = p->has_z;
+  s->scale = p->int8 ? p->scale_dev : NULL;
+  s->kdt = p->kdt;
   s->post_act = p->act != CONV_ACT_NONE && !act ? p->act : 0;
   s->alpha = p->alpha;
   s->beta = p->beta;
@@ -288,14 +314,16 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   cg_cand c[CG_MAX_PLANS];
   int nc = 0, best = -1, n_io;
   char *scratch = NULL;
-  int64_t uids[5];
-  void *ptrs[5];
-  /* the search's scratch tensors (zeros) and a workspace for the largest plan */
-  int64_t xb = round256((int64_t)p->n * p->c * p->h * p->w * 2);
-  int64_t wb = round256((int64_t)p->k * (p->c / p->group) * p->r * p->s * 2);
-  int64_t bb = round256((int64_t)p->k * 2);
+  int64_t uids[6];
+  void *ptrs[6];
+  /* the search's scratch tensors (zeros; an int8 problem's scale is its own) and a
+   * workspace for the largest plan */
+  int64_t xe = p->int8 ? 1 : 2, ye = p->kdt == K_F32 ? 4 : 2;
+  int64_t xb = round256((int64_t)p->n * p->c * p->h * p->w * xe);
+  int64_t wb = round256((int64_t)p->k * (p->c / p->group) * p->r * p->s * xe);
+  int64_t bb = round256((int64_t)p->k * ye);
   int64_t yb = round256((int64_t)p->n * (p->y_pitch ? p->y_pitch : p->k) * p->out_h *
-                        p->out_w * 2);
+                        p->out_w * ye);
   int64_t data = xb + wb + bb + 2 * yb, ws_max = 0;
   infer_status st = cg_graph(s, h, p, act, mode, param, &og);
   if (st != INFER_OK) goto fail;
@@ -365,8 +393,8 @@ static infer_status cg_run(const cuda_exec *x, const void *state, const void *in
   /* exactly the tensors the graph was built with */
   if (!in || !w || !y || !bias != !s->has_bias || !z != !s->has_z || (s->ws > 0 && !ws))
     return infer_fail(INFER_ERR_INTERNAL, "cudnn-graph: the tensors differ from the graph's");
-  int64_t uids[5];
-  void *ptrs[5];
+  int64_t uids[6];
+  void *ptrs[6];
   int n = cg_io(s, in, w, bias, z, y, uids, ptrs);
   for (int i = 0; i < n; i++)
     if ((uintptr_t)ptrs[i] % CG_ALIGN)
@@ -383,7 +411,7 @@ static infer_status cg_run(const cuda_exec *x, const void *state, const void *in
                                s->ws > 0 ? ws : NULL);
   pthread_mutex_unlock(lock);
   if (st == INFER_OK && s->post_act) /* elementwise: the layout does not matter */
-    CUDA_LAUNCH_TRY(k_conv_epilogue(K_F16, y, NULL, NULL, s->count, s->channels, 1, s->post_act,
+    CUDA_LAUNCH_TRY(k_conv_epilogue(s->kdt, y, NULL, NULL, s->count, s->channels, 1, s->post_act,
                                     s->alpha, s->beta, (cudaStream_t)x->stream));
   return st;
 }

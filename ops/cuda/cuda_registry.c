@@ -7,6 +7,7 @@ static const cuda_op *const *const families[] = {
     cuda_ops_elementwise, cuda_ops_conv,   cuda_ops_matmul,   cuda_ops_pool,
     cuda_ops_norm,        cuda_ops_reduce, cuda_ops_movement, cuda_ops_shape,
     cuda_ops_attention,   cuda_ops_elementwise_chain, cuda_ops_quantize,
+    cuda_ops_conv_int8,
 };
 
 static const char *domain_of(const char *d) {

@@ -1,0 +1,149 @@
+/* conv_int8.c: Int8Conv (ops/conv_int8.c) on the GPU: one channels-last 2-D convolution
+ * of int8 X and W on int8 tensor cores through cuDNN's graph API (conv_cudnn_graph.c's
+ * int8 problem: int32 sums, times the per-channel scale S, + bias, + Z, activation, in
+ * one fused engine), writing Y in the engine's float dtype. S is read on the host at
+ * build (float32, whatever the engine stores floats as) and kept in a device copy.
+ * Asymmetric pads, groups and non-channels-last nodes are refused, naming what. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "../../core/cuda_check.h"
+#include "../../kernels/k_dtype.h"
+#include "../conv_fused.h"
+#include "conv_alt.h"
+
+extern const conv_alt conv_alt_cudnn_graph; /* conv_cudnn_graph.c */
+
+typedef struct int8_state {
+  float *scale; /* device, one per output channel */
+  void *alt_state;
+} int8_state;
+
+static void int8_release(void *p) {
+  int8_state *s = p;
+  if (!s) return;
+  if (s->alt_state) conv_alt_cudnn_graph.release(s->alt_state);
+  if (s->scale) cudaFree(s->scale);
+  free(s);
+}
+
+/* The conv_problem of this node: X N x H x W x C, W K x R x S x C, Y N x OH x OW x K. */
+static infer_status int8_problem(const cuda_exec *x, const node *n, const fused_conv_params *fp,
+                                 const tensor *const *in, const tensor *Y, conv_problem *q) {
+  const tensor *X = in[0], *W = in[1];
+  if (!fp || !fp->channels_last || X->rank != 4 || W->rank != 4 || Y->rank != 4)
+    return infer_fail(INFER_ERR_UNSUPPORTED,
+                      "Int8Conv on the GPU: channels-last 2-D convolutions only");
+  if (fp->conv.group != 1)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Int8Conv on the GPU: group %lld (1 only)",
+                      (long long)fp->conv.group);
+  if (Y->dtype != INFER_DTYPE_FLOAT16 && Y->dtype != INFER_DTYPE_FLOAT32)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Int8Conv on the GPU: output %s",
+                      infer_dtype_name(Y->dtype));
+  int64_t xl[2] = {X->dims[1], X->dims[2]}, kl[2] = {W->dims[1], W->dims[2]};
+  win_geom g;
+  TRY(win_geom_forward(&fp->conv.w, 2, xl, kl, false, "Int8Conv", &g));
+  for (int j = 1; j < 3; j++) /* right-aligned in 3 dims */
+    if (g.pb[j] != g.pe[j])
+      return infer_fail(INFER_ERR_UNSUPPORTED, "Int8Conv on the GPU: asymmetric pads");
+  memset(q, 0, sizeof *q);
+  q->n = (int)X->dims[0];
+  q->h = (int)X->dims[1];
+  q->w = (int)X->dims[2];
+  q->c = (int)X->dims[3];
+  q->k = (int)W->dims[0];
+  q->r = (int)W->dims[1];
+  q->s = (int)W->dims[2];
+  q->group = 1;
+  q->out_h = (int)Y->dims[1];
+  q->out_w = (int)Y->dims[2];
+  q->pad_h = (int)g.pb[1];
+  q->pad_w = (int)g.pb[2];
+  q->stride_h = (int)g.s[1];
+  q->stride_w = (int)g.s[2];
+  q->dil_h = (int)g.d[1];
+  q->dil_w = (int)g.d[2];
+  q->channels_last = true;
+  q->kdt = Y->dtype == INFER_DTYPE_FLOAT16 ? K_F16 : K_F32;
+  q->precision = x->precision;
+  q->act = fp->act;
+  q->alpha = fp->alpha;
+  q->beta = fp->beta;
+  q->has_bias = n->n_inputs > 3 && in[3];
+  q->bias_dev = q->has_bias ? in[3]->data : NULL;
+  q->has_z = n->n_inputs > 4 && in[4];
+  q->w_dev = W->data;
+  q->x_max = INFINITY;
+  q->nan_exact = cuda_nan_exact(x);
+  q->int8 = true;
+  if (q->c % 4 || q->k % 4)
+    return infer_fail(INFER_ERR_UNSUPPORTED,
+                      "Int8Conv on the GPU: %d input and %d output channels (multiples of 4 "
+                      "only)", q->c, q->k);
+  return INFER_OK;
+}
+
+static infer_status int8_prepare(const cuda_exec *x, const node *n, const void *params,
+                                 const tensor *const *in, const tensor *const *host_in,
+                                 tensor *const *out, void **state, int64_t *ws_bytes) {
+  const tensor *hs = host_in[2];
+  if (!hs || hs->rank != 1 || !dtype_is_float(hs->dtype))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Int8Conv on the GPU: S must be a constant");
+  conv_problem q;
+  TRY(int8_problem(x, n, params, in, out[0], &q));
+  if (hs->dims[0] != q.k)
+    return infer_fail(INFER_ERR_INVALID_MODEL, "Int8Conv: S has %lld entries for %d channels",
+                      (long long)hs->dims[0], q.k);
+  int8_state *s = calloc(1, sizeof *s);
+  float *h = malloc(sizeof(float) * (size_t)q.k);
+  if (!s || !h) {
+    free(s);
+    free(h);
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  *state = s;
+  for (int c = 0; c < q.k; c++) h[c] = (float)tensor_get_f64(hs, c);
+  cudaError_t e = cudaMalloc((void **)&s->scale, sizeof(float) * (size_t)q.k);
+  if (e == cudaSuccess)
+    e = cudaMemcpy(s->scale, h, sizeof(float) * (size_t)q.k, cudaMemcpyHostToDevice);
+  free(h);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "Int8Conv: no device memory for its scale");
+  }
+  q.scale_dev = s->scale;
+  infer_status st = conv_alt_cudnn_graph.prepare(x, &q, &s->alt_state, ws_bytes);
+  if (st != INFER_OK) { /* the message names the problem and the way out */
+    char why[256];
+    snprintf(why, sizeof why, "%s", infer_last_error());
+    return infer_fail(st, "Int8Conv on the GPU (%dx%d, %d -> %d channels, stride %d): %s; "
+                      "config int8=0 runs it on dequantized floats", q.r, q.s, q.c, q.k,
+                      q.stride_h, why);
+  }
+  return INFER_OK;
+}
+
+static infer_status int8_run(const cuda_exec *x, const node *n, const void *params,
+                             const void *state, const tensor *const *in, tensor *const *out) {
+  (void)params;
+  const int8_state *s = state;
+  const void *bias = n->n_inputs > 3 && in[3] ? in[3]->data : NULL;
+  const void *z = n->n_inputs > 4 && in[4] ? in[4]->data : NULL;
+  return conv_alt_cudnn_graph.run(x, s->alt_state, in[0]->data, in[1]->data, bias, z,
+                                  out[0]->data, x->ws);
+}
+
+static const char *int8_impl(const void *state) {
+  (void)state;
+  return "cudnn-graph-int8";
+}
+
+static const cuda_op cuda_int8_conv = {.name = "Int8Conv", .domain = "infer",
+                                       .prepare = int8_prepare, .run = int8_run,
+                                       .release = int8_release, .needs = CUDA_NEEDS_CUDNN,
+                                       .impl = int8_impl};
+const cuda_op *const cuda_ops_conv_int8[] = {&cuda_int8_conv, NULL};

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""make_int8_conv.py DIR: the QDQ convolutions the pass int8-conv rewrites, and their
+answer computed here from the integers, independently of infer.
+
+DIR/int8_conv.onnx (opset 13): two convolutions on symmetric int8 tensors,
+    y1 = Relu(Conv(DQ(Q(x)), DQ(w1)) + b1 + r)          3x3, pad 1, 8 -> 16 channels
+    y  = Conv(DQ(Q(y1)), DQ(w2)) + b2                   1x1, stride 2, 16 -> 8
+(Q/DQ: per tensor, zero point 0; weights int8 per output channel with max|q| = 127),
+and one that must stay float: Conv(DQ(Q(x)), DQ(w3)) with 3 output channels (not a
+multiple of 4), output y3. Inputs x (2x8x10x10) and r (2x16x10x10), seeded, to
+DIR/x.npy and DIR/r.npy; float64 answers of y1, y and y3 (all graph outputs) from the
+int8 values to DIR/y1.npy, DIR/y.npy and DIR/y3.npy (each Q rounded half to even and
+saturated as ONNX says). Also prints float16 error bounds of y1, y and y3 for a device
+that sums the int8 products exactly (see the end of main)."""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def quantize(v, s):
+    return np.clip(np.rint(v / s), -128, 127)  # numpy rounds half to even, as ONNX does
+
+
+def conv(x, w, stride, pad):
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    y = np.zeros((n, m, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+            y += np.einsum("nchw,mc->nmhw", patch, w[:, :, i, j])
+    return y
+
+
+def weights(rng, shape):
+    w = rng.standard_normal(shape)
+    s = np.abs(w.reshape(shape[0], -1)).max(axis=1) / 127.0
+    q = np.clip(np.rint(w / s.reshape(-1, 1, 1, 1)), -127, 127).astype(np.int8)
+    return q, s.astype(np.float32)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(20261205)
+    x = rng.uniform(-2, 2, (2, 8, 10, 10)).astype(np.float32)
+    r = rng.uniform(-1, 1, (2, 16, 10, 10)).astype(np.float32)
+    q1, s1 = weights(rng, (16, 8, 3, 3))
+    q2, s2 = weights(rng, (8, 16, 1, 1))
+    q3, s3 = weights(rng, (3, 8, 3, 3))
+    b1 = rng.uniform(-1, 1, 16).astype(np.float32)
+    b2 = rng.uniform(-1, 1, 8).astype(np.float32)
+    sx, sy1 = np.float32(2.0 / 127), np.float32(0.25)
+
+    inits, nodes = [], []
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(a, name))
+        return name
+
+    zp = const("zp", np.array(0, np.int8))
+    const("sx", np.array(sx, np.float32))
+    const("sy1", np.array(sy1, np.float32))
+    for k, (q, s) in enumerate([(q1, s1), (q2, s2), (q3, s3)], 1):
+        const("w%d_q" % k, q)
+        const("w%d_s" % k, s)
+        const("w%d_zp" % k, np.zeros(s.shape, np.int8))
+        nodes.append(helper.make_node("DequantizeLinear", ["w%d_q" % k, "w%d_s" % k, "w%d_zp" % k],
+                                      ["w%d" % k], axis=0))
+    const("b1", b1)
+    const("b2", b2)
+    nodes += [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zp"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zp"], ["xd"]),
+        helper.make_node("Conv", ["xd", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c1", "r"], ["a1"]),
+        helper.make_node("Relu", ["a1"], ["y1"]),
+        helper.make_node("QuantizeLinear", ["y1", "sy1", "zp"], ["y1q"]),
+        helper.make_node("DequantizeLinear", ["y1q", "sy1", "zp"], ["y1d"]),
+        helper.make_node("Conv", ["y1d", "w2", "b2"], ["y"], strides=[2, 2]),
+        helper.make_node("Conv", ["xd", "w3"], ["y3"], pads=[1, 1, 1, 1]),
+    ]
+    g = helper.make_graph(
+        nodes, "int8_conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("r", TensorProto.FLOAT, r.shape)],
+        [helper.make_tensor_value_info("y1", TensorProto.FLOAT, [2, 16, 10, 10]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8, 5, 5]),
+         helper.make_tensor_value_info("y3", TensorProto.FLOAT, [2, 3, 10, 10])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(out, "int8_conv.onnx"))
+
+    # the answer: integer sums times the scales, in float64
+    xq = quantize(x.astype(np.float64), np.float64(sx))
+    a1 = conv(xq, q1.astype(np.float64), 1, 1) * (np.float64(sx) * s1.astype(np.float64)).reshape(1, -1, 1, 1)
+    y1 = np.maximum(a1 + b1.reshape(1, -1, 1, 1) + r, 0)
+    y1q = quantize(y1, np.float64(sy1))
+    y = conv(y1q, q2.astype(np.float64), 2, 0) * (np.float64(sy1) * s2.astype(np.float64)).reshape(1, -1, 1, 1)
+    y += b2.reshape(1, -1, 1, 1)
+    y3 = conv(xq, q3.astype(np.float64), 1, 1) * (np.float64(sx) * s3.astype(np.float64)).reshape(1, -1, 1, 1)
+    np.save(os.path.join(out, "x.npy"), x)
+    np.save(os.path.join(out, "r.npy"), r)
+    np.save(os.path.join(out, "y1.npy"), y1.astype(np.float32))
+    np.save(os.path.join(out, "y.npy"), y.astype(np.float32))
+    np.save(os.path.join(out, "y3.npy"), y3.astype(np.float32))
+    # float16 error bounds of a device that sums exactly (int8) or in float32 (y3's float
+    # path), u = 2^-11 the unit roundoff, twice over for the order of the additions:
+    # y1: the float16 bias and residual, the output's rounding, and 3 quanta of x moved
+    # across a boundary by x's own float16 rounding (x is the engine's float16 input)
+    # through w1's largest weight; y: its bias and rounding, plus 3 quanta
+    # of y1 moved across a boundary through w2's largest weight; y3 (float16 operands):
+    # each product's two roundings, then the output's
+    u = 2.0 ** -11
+    w2d = np.abs(q2 * s2.reshape(-1, 1, 1, 1)).max()
+    w1d = np.abs(q1 * s1.reshape(-1, 1, 1, 1)).max()
+    t1 = 2 * u * (np.abs(b1).max() + np.abs(r).max() + np.abs(y1).max()) + 3 * float(sx) * w1d
+    t = 2 * u * (np.abs(b2).max() + np.abs(y).max()) + 3 * float(sy1) * w2d
+    xd = np.abs(xq * np.float64(sx))
+    t3 = 2 * (2 * u * conv(xd, np.abs(q3 * s3.reshape(-1, 1, 1, 1)).astype(np.float64), 1, 1).max()
+              + u * np.abs(y3).max())
+    print("make_int8_conv: wrote %s (max |y1| %.3f, |y| %.3f, |y3| %.3f); float16 bounds %.4g %.4g %.4g"
+          % (out, np.abs(y1).max(), np.abs(y).max(), np.abs(y3).max(), t1, t, t3))
+
+
+if __name__ == "__main__":
+    main()
