@@ -3,7 +3,12 @@
  * int8 problem: int32 sums, times the per-channel scale S, + bias, + Z, activation, in
  * one fused engine), writing Y in the engine's float dtype. S is read on the host at
  * build (float32, whatever the engine stores floats as) and kept in a device copy.
- * Asymmetric pads, groups and non-channels-last nodes are refused, naming what. */
+ * Where cuDNN takes no int8 engine for the problem, the step still runs on the GPU
+ * ("cudnn-graph-dequant" in --profile): X is converted to float16 in the workspace (its
+ * integers, exactly), W is q * S in float16 from the build on, and the float16 graph of
+ * the same epilogue runs them, as the model's dequantized form would. Asymmetric pads,
+ * groups and non-channels-last nodes are refused (the host fallback then runs the CPU
+ * reference), naming what. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +18,7 @@
 
 #include "../../core/cuda_check.h"
 #include "../../kernels/k_dtype.h"
+#include "../../kernels/quantize.h"
 #include "../conv_fused.h"
 #include "conv_alt.h"
 
@@ -21,6 +27,9 @@ extern const conv_alt conv_alt_cudnn_graph; /* conv_cudnn_graph.c */
 typedef struct int8_state {
   float *scale; /* device, one per output channel */
   void *alt_state;
+  /* the float16 fallback: W as q * S (device), the workspace bytes of X's copy first */
+  void *w16;
+  int64_t x_count, x_bytes;
 } int8_state;
 
 static void int8_release(void *p) {
@@ -28,6 +37,7 @@ static void int8_release(void *p) {
   if (!s) return;
   if (s->alt_state) conv_alt_cudnn_graph.release(s->alt_state);
   if (s->scale) cudaFree(s->scale);
+  if (s->w16) cudaFree(s->w16);
   free(s);
 }
 
@@ -87,6 +97,40 @@ static infer_status int8_problem(const cuda_exec *x, const node *n, const fused_
   return INFER_OK;
 }
 
+/* The float16 fallback's weights q * S and its graph (see the top). */
+static infer_status dequant_prepare(const cuda_exec *x, const tensor *const *in,
+                                    const tensor *const *host_in, conv_problem *q,
+                                    int8_state *s, int64_t *ws_bytes) {
+  const tensor *hw = host_in[1], *hs = host_in[2];
+  if (!hw || hw->dtype != INFER_DTYPE_INT8)
+    return infer_fail(INFER_ERR_UNSUPPORTED, "Int8Conv on the GPU: W must be a constant");
+  int64_t nw = dims_count(hw->rank, hw->dims), per = nw / q->k;
+  uint16_t *h = malloc(sizeof(uint16_t) * (size_t)(nw > 0 ? nw : 1));
+  if (!h) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  const int8_t *wq = hw->data;
+  for (int64_t c = 0; c < q->k; c++) {
+    float sc = (float)tensor_get_f64(hs, c);
+    for (int64_t i = 0; i < per; i++) h[c * per + i] = float_to_half((float)wq[c * per + i] * sc);
+  }
+  cudaError_t e = cudaMalloc(&s->w16, sizeof(uint16_t) * (size_t)nw);
+  if (e == cudaSuccess)
+    e = cudaMemcpy(s->w16, h, sizeof(uint16_t) * (size_t)nw, cudaMemcpyHostToDevice);
+  free(h);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "Int8Conv: no device memory for its weights");
+  }
+  q->int8 = false;
+  q->scale_dev = NULL;
+  q->w_dev = s->w16;
+  s->x_count = dims_count(in[0]->rank, in[0]->dims);
+  s->x_bytes = (s->x_count * 2 + 255) / 256 * 256;
+  int64_t alt_ws = 0;
+  TRY(conv_alt_cudnn_graph.prepare(x, q, &s->alt_state, &alt_ws));
+  *ws_bytes = s->x_bytes + alt_ws;
+  return INFER_OK;
+}
+
 static infer_status int8_prepare(const cuda_exec *x, const node *n, const void *params,
                                  const tensor *const *in, const tensor *const *host_in,
                                  tensor *const *out, void **state, int64_t *ws_bytes) {
@@ -117,6 +161,8 @@ static infer_status int8_prepare(const cuda_exec *x, const node *n, const void *
   }
   q.scale_dev = s->scale;
   infer_status st = conv_alt_cudnn_graph.prepare(x, &q, &s->alt_state, ws_bytes);
+  if (st == INFER_ERR_UNSUPPORTED && q.kdt == K_F16)
+    st = dequant_prepare(x, in, host_in, &q, s, ws_bytes);
   if (st != INFER_OK) { /* the message names the problem and the way out */
     char why[256];
     snprintf(why, sizeof why, "%s", infer_last_error());
@@ -133,13 +179,26 @@ static infer_status int8_run(const cuda_exec *x, const node *n, const void *para
   const int8_state *s = state;
   const void *bias = n->n_inputs > 3 && in[3] ? in[3]->data : NULL;
   const void *z = n->n_inputs > 4 && in[4] ? in[4]->data : NULL;
-  return conv_alt_cudnn_graph.run(x, s->alt_state, in[0]->data, in[1]->data, bias, z,
-                                  out[0]->data, x->ws);
+  if (!s->w16)
+    return conv_alt_cudnn_graph.run(x, s->alt_state, in[0]->data, in[1]->data, bias, z,
+                                    out[0]->data, x->ws);
+  /* the float16 fallback: X's integers as float16 into the workspace first */
+  k_quant_layout l;
+  memset(&l, 0, sizeof l);
+  l.dim = l.inner = l.block = 1;
+  l.count = s->x_count;
+  l.params_in_args = 1;
+  l.scale0 = 1.0f;
+  char *ws = x->ws;
+  CUDA_LAUNCH_TRY(k_dequantize(K_I8, in[0]->data, K_F16, ws, NULL, NULL, &l,
+                               (cudaStream_t)x->stream));
+  return conv_alt_cudnn_graph.run(x, s->alt_state, ws, s->w16, bias, z, out[0]->data,
+                                  ws + s->x_bytes);
 }
 
 static const char *int8_impl(const void *state) {
-  (void)state;
-  return "cudnn-graph-int8";
+  const int8_state *s = state;
+  return s && s->w16 ? "cudnn-graph-dequant" : "cudnn-graph-int8";
 }
 
 static const cuda_op cuda_int8_conv = {.name = "Int8Conv", .domain = "infer",
