@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""make_int8_conv.py DIR: the QDQ convolutions the pass int8-conv rewrites, and their
-answer computed here from the integers, independently of infer.
+"""make_int8_conv.py DIR: the QDQ convolutions the pass int8-conv rewrites, those it must
+leave, and their answers computed here from the integers, independently of infer.
 
 DIR/int8_conv.onnx (opset 13): two convolutions on symmetric int8 tensors,
     y1 = Relu(Conv(DQ(Q(x)), DQ(w1)) + b1 + r)          3x3, pad 1, 8 -> 16 channels
     y  = Conv(DQ(Q(y1)), DQ(w2)) + b2                   1x1, stride 2, 16 -> 8
 (Q/DQ: per tensor, zero point 0; weights int8 per output channel with max|q| = 127),
-and one that must stay float: Conv(DQ(Q(x)), DQ(w3)) with 3 output channels (not a
-multiple of 4), output y3. Inputs x (2x8x10x10) and r (2x16x10x10), seeded, to
-DIR/x.npy and DIR/r.npy; float64 answers of y1, y and y3 (all graph outputs) from the
-int8 values to DIR/y1.npy, DIR/y.npy and DIR/y3.npy (each Q rounded half to even and
-saturated as ONNX says). Also prints float16 error bounds of y1, y and y3 for a device
-that sums the int8 products exactly (see the end of main)."""
+and four that must stay float: y3 with 3 output channels (not a multiple of 4), y4 on an
+input of zero point 3, y5 with weights off integer multiples of a scale by up to 0.01,
+y6 of two groups. Inputs x (2x8x10x10) and r (2x16x10x10), seeded, to DIR/x.npy and
+DIR/r.npy; each output's float64 answer to DIR/NAME.npy (every Q rounded half to even
+and saturated as ONNX says), and the float16 error bound of each for a device that sums
+int8 products exactly to DIR/bounds16.json (see the end of main)."""
+import json
 import os
 import sys
 
@@ -53,6 +54,7 @@ def main():
     q1, s1 = weights(rng, (16, 8, 3, 3))
     q2, s2 = weights(rng, (8, 16, 1, 1))
     q3, s3 = weights(rng, (3, 8, 3, 3))
+    q6, s6 = weights(rng, (8, 4, 3, 3))
     b1 = rng.uniform(-1, 1, 16).astype(np.float32)
     b2 = rng.uniform(-1, 1, 8).astype(np.float32)
     sx, sy1 = np.float32(2.0 / 127), np.float32(0.25)
@@ -66,7 +68,10 @@ def main():
     zp = const("zp", np.array(0, np.int8))
     const("sx", np.array(sx, np.float32))
     const("sy1", np.array(sy1, np.float32))
-    for k, (q, s) in enumerate([(q1, s1), (q2, s2), (q3, s3)], 1):
+    const("zp3", np.array(3, np.int8))
+    w5 = (q1 * s1.reshape(-1, 1, 1, 1) + rng.uniform(-0.01, 0.01, q1.shape)).astype(np.float32)
+    const("w5", w5)
+    for k, q, s in [(1, q1, s1), (2, q2, s2), (3, q3, s3), (6, q6, s6)]:
         const("w%d_q" % k, q)
         const("w%d_s" % k, s)
         const("w%d_zp" % k, np.zeros(s.shape, np.int8))
@@ -84,6 +89,13 @@ def main():
         helper.make_node("DequantizeLinear", ["y1q", "sy1", "zp"], ["y1d"]),
         helper.make_node("Conv", ["y1d", "w2", "b2"], ["y"], strides=[2, 2]),
         helper.make_node("Conv", ["xd", "w3"], ["y3"], pads=[1, 1, 1, 1]),
+        # near misses, which must stay float: a zero point of 3, weights that are no
+        # integer multiples of one scale, two groups
+        helper.make_node("QuantizeLinear", ["x", "sx", "zp3"], ["xq4"]),
+        helper.make_node("DequantizeLinear", ["xq4", "sx", "zp3"], ["xd4"]),
+        helper.make_node("Conv", ["xd4", "w1"], ["y4"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["xd", "w5"], ["y5"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["xd", "w6"], ["y6"], pads=[1, 1, 1, 1], group=2),
     ]
     g = helper.make_graph(
         nodes, "int8_conv",
@@ -91,7 +103,10 @@ def main():
          helper.make_tensor_value_info("r", TensorProto.FLOAT, r.shape)],
         [helper.make_tensor_value_info("y1", TensorProto.FLOAT, [2, 16, 10, 10]),
          helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8, 5, 5]),
-         helper.make_tensor_value_info("y3", TensorProto.FLOAT, [2, 3, 10, 10])], inits)
+         helper.make_tensor_value_info("y3", TensorProto.FLOAT, [2, 3, 10, 10]),
+         helper.make_tensor_value_info("y4", TensorProto.FLOAT, [2, 16, 10, 10]),
+         helper.make_tensor_value_info("y5", TensorProto.FLOAT, [2, 16, 10, 10]),
+         helper.make_tensor_value_info("y6", TensorProto.FLOAT, [2, 8, 10, 10])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     onnx.checker.check_model(m)
@@ -105,28 +120,50 @@ def main():
     y = conv(y1q, q2.astype(np.float64), 2, 0) * (np.float64(sy1) * s2.astype(np.float64)).reshape(1, -1, 1, 1)
     y += b2.reshape(1, -1, 1, 1)
     y3 = conv(xq, q3.astype(np.float64), 1, 1) * (np.float64(sx) * s3.astype(np.float64)).reshape(1, -1, 1, 1)
+    xd = xq * np.float64(sx)
+    xd4 = (np.clip(np.rint(x.astype(np.float64) / np.float64(sx)) + 3, -128, 127) - 3) * np.float64(sx)
+    w1d = (q1 * s1.reshape(-1, 1, 1, 1)).astype(np.float64)
+    w6d = (q6 * s6.reshape(-1, 1, 1, 1)).astype(np.float64)
+    outs = {"y1": y1, "y": y, "y3": y3, "y4": conv(xd4, w1d, 1, 1),
+            "y5": conv(xd, w5.astype(np.float64), 1, 1),
+            "y6": np.concatenate([conv(xd[:, :4], w6d[:4], 1, 1), conv(xd[:, 4:], w6d[4:], 1, 1)], 1)}
     np.save(os.path.join(out, "x.npy"), x)
     np.save(os.path.join(out, "r.npy"), r)
-    np.save(os.path.join(out, "y1.npy"), y1.astype(np.float32))
-    np.save(os.path.join(out, "y.npy"), y.astype(np.float32))
-    np.save(os.path.join(out, "y3.npy"), y3.astype(np.float32))
-    # float16 error bounds of a device that sums exactly (int8) or in float32 (y3's float
-    # path), u = 2^-11 the unit roundoff, twice over for the order of the additions:
-    # y1: the float16 bias and residual, the output's rounding, and 3 quanta of x moved
-    # across a boundary by x's own float16 rounding (x is the engine's float16 input)
-    # through w1's largest weight; y: its bias and rounding, plus 3 quanta
-    # of y1 moved across a boundary through w2's largest weight; y3 (float16 operands):
-    # each product's two roundings, then the output's
+    for name, v in outs.items():
+        np.save(os.path.join(out, name + ".npy"), v.astype(np.float32))
+    # float16 error bounds of a device that sums exactly (int8) or in float32 (the float
+    # path of the others), u = 2^-11 the unit roundoff, twice over for the order of the
+    # additions. Every output: 3 quanta of its quantized input moved across a boundary by
+    # that input's float16 rounding (x is the engine's float16 input; y1 rounds to float16
+    # before its Q) through the largest weight, and the output's own rounding. y1: its
+    # float16 bias and residual; y: its bias; y3..y6 (float16 operands on the float
+    # path): each product's two roundings.
     u = 2.0 ** -11
-    w2d = np.abs(q2 * s2.reshape(-1, 1, 1, 1)).max()
-    w1d = np.abs(q1 * s1.reshape(-1, 1, 1, 1)).max()
-    t1 = 2 * u * (np.abs(b1).max() + np.abs(r).max() + np.abs(y1).max()) + 3 * float(sx) * w1d
-    t = 2 * u * (np.abs(b2).max() + np.abs(y).max()) + 3 * float(sy1) * w2d
-    xd = np.abs(xq * np.float64(sx))
-    t3 = 2 * (2 * u * conv(xd, np.abs(q3 * s3.reshape(-1, 1, 1, 1)).astype(np.float64), 1, 1).max()
-              + u * np.abs(y3).max())
-    print("make_int8_conv: wrote %s (max |y1| %.3f, |y| %.3f, |y3| %.3f); float16 bounds %.4g %.4g %.4g"
-          % (out, np.abs(y1).max(), np.abs(y).max(), np.abs(y3).max(), t1, t, t3))
+    ax = np.abs(xd)
+
+    def flip(scale, wd):
+        return 3 * float(scale) * float(np.abs(wd).max())
+
+    def float_path(name, xa, wd, groups=1):
+        c = wd.shape[0] // groups
+        sums = np.concatenate([conv(xa[:, g * (xa.shape[1] // groups):(g + 1) * (xa.shape[1] // groups)],
+                                    np.abs(wd[g * c:(g + 1) * c]), 1, 1) for g in range(groups)], 1)
+        return 2 * (2 * u * sums.max() + u * np.abs(outs[name]).max()) + flip(sx, wd)
+
+    w2d = q2 * s2.reshape(-1, 1, 1, 1)
+    bounds = {
+        "y1": 2 * u * (np.abs(b1).max() + np.abs(r).max() + np.abs(y1).max()) + flip(sx, w1d),
+        "y": 2 * u * (np.abs(b2).max() + np.abs(y).max()) + flip(sy1, w2d),
+        "y3": float_path("y3", ax, (q3 * s3.reshape(-1, 1, 1, 1)).astype(np.float64)),
+        "y4": float_path("y4", np.abs(xd4), w1d),
+        "y5": float_path("y5", ax, w5.astype(np.float64)),
+        "y6": float_path("y6", ax, w6d, 2),
+    }
+    with open(os.path.join(out, "bounds16.json"), "w") as f:
+        json.dump({k: float(v) for k, v in bounds.items()}, f)
+    print("make_int8_conv: wrote %s; max |y1| %.3f, |y| %.3f; float16 bounds %s"
+          % (out, np.abs(y1).max(), np.abs(y).max(),
+             " ".join("%s %.3g" % kv for kv in bounds.items())))
 
 
 if __name__ == "__main__":
