@@ -62,12 +62,15 @@ static bool recover_int8(const float *w, int64_t m, int64_t per, int8_t *q, doub
   for (int64_t c = 0; c < m; c++) {
     const float *row = w + c * per;
     double amax = 0;
-    for (int64_t i = 0; i < per; i++) amax = fmax(amax, fabs((double)row[i]));
-    if (!isfinite(amax)) return false;
+    for (int64_t i = 0; i < per; i++) {
+      if (!isfinite(row[i])) return false; /* fmax below would skip a NaN */
+      amax = fmax(amax, fabs((double)row[i]));
+    }
     sw[c] = amax / 127.0;
     for (int64_t i = 0; i < per; i++) {
       double r = amax > 0 ? row[i] / sw[c] : 0, k = nearbyint(r);
-      if (fabs(r - k) > 1e-3 || fabs(k) > 127) return false;
+      /* written so that a NaN fails it too: only then may k become an int8 */
+      if (!(fabs(r - k) <= 1e-3 && fabs(k) <= 127)) return false;
       q[c * per + i] = (int8_t)k;
     }
   }

@@ -2,8 +2,10 @@
  * file in a private folder (the loader reads files; external data then finds nothing
  * beside it), loaded and built for the CPU under a 256 MiB host memory limit, and, when
  * the build succeeds with static shapes and at most FUZZ_MAX_FLOPS of arithmetic, run
- * once on zeroed inputs. Any status is fine; a crash, a sanitizer report, a leak or an
- * allocation past libFuzzer's -malloc_limit_mb is a finding. */
+ * once on zeroed inputs. A model that loads is loaded, built and run a second time with
+ * the opt-in rewrites on (config int8=1: the int8-conv pass and Int8Conv), which the
+ * default options never reach. Any status is fine; a crash, a sanitizer report, a leak or
+ * an allocation past libFuzzer's -malloc_limit_mb is a finding. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,7 @@
 #define FUZZ_HOST_LIMIT ((int64_t)256 << 20)
 
 static char model_path[256];
-static infer_options *opts;
+static infer_options *opts, *opts_opt_in;
 
 static void silent(void *user, const char *line) { (void)user, (void)line; }
 
@@ -31,6 +33,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   infer_options_set_batch(opts, 2);
   infer_options_set_memory_limit(opts, FUZZ_HOST_LIMIT, FUZZ_HOST_LIMIT);
   infer_options_set_log(opts, silent, NULL); /* warnings would flood the output */
+  if (infer_options_create(&opts_opt_in) != INFER_OK) abort();
+  infer_options_set_device(opts_opt_in, INFER_DEVICE_CPU, 0);
+  infer_options_set_batch(opts_opt_in, 2);
+  infer_options_set_memory_limit(opts_opt_in, FUZZ_HOST_LIMIT, FUZZ_HOST_LIMIT);
+  infer_options_set_log(opts_opt_in, silent, NULL);
+  if (infer_options_set_config(opts_opt_in, "int8", "1") != INFER_OK) abort();
   return 0;
 }
 
@@ -54,13 +62,11 @@ static double engine_flops(const infer_engine *e) {
   return total;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  FILE *f = fopen(model_path, "wb");
-  if (!f) abort();
-  if (size && fwrite(data, 1, size, f) != size) abort();
-  fclose(f);
+/* Loads model_path with o; when it builds with static shapes and little arithmetic, runs
+ * it once on zeroed inputs and reads every output byte. Returns whether it loaded. */
+static int load_and_run(const infer_options *o) {
   infer_engine *e = NULL;
-  if (infer_engine_load(model_path, opts, &e) != INFER_OK) return 0;
+  if (infer_engine_load(model_path, o, &e) != INFER_OK) return 0;
   infer_context *c = NULL;
   if (!e->dynamic && engine_flops(e) <= FUZZ_MAX_FLOPS &&
       infer_context_create(e, &c) == INFER_OK) {
@@ -71,9 +77,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memset(buf, 0, (size_t)bytes);
     }
     if (infer_context_run(c) == INFER_OK)
-      for (int o = 0; o < infer_engine_output_count(e); o++) {
+      for (int out_i = 0; out_i < infer_engine_output_count(e); out_i++) {
         infer_tensor out;
-        if (infer_context_get_output(c, o, &out) != INFER_OK) continue;
+        if (infer_context_get_output(c, out_i, &out) != INFER_OK) continue;
         /* every byte handed out is read: ASan checks it lies inside a live block */
         int64_t n = infer_tensor_count(&out) * (int64_t)infer_dtype_size(out.dtype);
         volatile uint8_t sum = 0;
@@ -83,5 +89,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   infer_context_release(c);
   infer_engine_release(e);
+  return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  FILE *f = fopen(model_path, "wb");
+  if (!f) abort();
+  if (size && fwrite(data, 1, size, f) != size) abort();
+  fclose(f);
+  if (load_and_run(opts)) load_and_run(opts_opt_in);
   return 0;
 }

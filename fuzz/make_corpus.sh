@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make_corpus.sh SRC OUT: the seed corpus of each fuzz target, from the repository's
 # test data (nothing committed for it but fuzz/regressions): OUT/model (models/*.onnx, the passes' test
-# models, the malformed cases, the op test models, nesting models of 8 and 65 levels),
+# models, the malformed cases, the op test models, nesting models of 8 and 65 levels, the
+# int8-conv test model),
 # the inputs earlier long runs found (fuzz/regressions/model: each runs first in every
 # run, so CI's 60 s catches a regression), OUT/npy, OUT/pb (their .npy and TensorProto
 # files) and OUT/json (requests for the
@@ -28,6 +29,20 @@ python=$(command -v python3 || command -v /usr/bin/python3)
 for depth in 8 65; do
   "$python" "$src/tests/malformed/make_nesting.py" "$out/model/nesting_$depth.onnx" "$depth"
 done
+# the QDQ convolutions of the int8-conv pass (fuzz_model builds every model with int8=1 too)
+# (it needs numpy and onnx: the first python3 that has them)
+int8_python=""
+for p in "$python" /usr/bin/python3; do
+  if "$p" -c "import numpy, onnx" 2>/dev/null; then int8_python=$p; break; fi
+done
+if [ -n "$int8_python" ]; then
+  int8_dir=$(mktemp -d)
+  "$int8_python" "$src/tests/make_int8_conv.py" "$int8_dir" >/dev/null
+  cp "$int8_dir/int8_conv.onnx" "$out/model/int8_conv.onnx"
+  rm -rf "$int8_dir"
+else
+  echo "make_corpus.sh: no python3 with numpy and onnx: the int8-conv seed is left out"
+fi
 for f in "$src"/models/*.npy "$src"/tests/malformed/cases/*.npy "$src"/tests/image/cases/*.npy; do
   copy "$f" "$out/npy"
 done
