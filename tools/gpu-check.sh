@@ -318,21 +318,27 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
     done
     # the same recipe with symmetric int8 activations (--symmetric), what --config int8=1
     # runs on int8 tensor cores (Int8Conv): outputs against the CPU's, and img/s with the
-    # int8 path off and on
+    # int8 path off, on, and on with runtime-compiled cuDNN engines allowed (where the
+    # fused int8 graph has no precompiled engine, the refusal in the implementation names
+    # says so)
     python3 models/quantize_qdq.py $zoo/resnet50.onnx $zoo/resnet50_qdq_s8.onnx --infer $build/infer \
       --batch 2 --symmetric >"$out/qdq_s8_quantize.log" 2>&1
     note "qdq resnet50 int8 symmetric: rc=$? $(tail -1 "$out/qdq_s8_quantize.log" | cut -c1-150)"
     $build/infer $zoo/resnet50_qdq_s8.onnx --input $zoo/resnet50_input.npy --output /tmp/qdq_s8_cpu \
       >"$out/qdq_s8_cpu.log" 2>&1
-    for i8 in 0 1; do
-      $build/infer $zoo/resnet50_qdq_s8.onnx --device cuda --precision fp16 --config int8=$i8 \
+    for v in int8=0 int8=1 int8=1,cuda.cudnn_rtc=1; do
+      cfg="--config ${v%%,*}"
+      case $v in *,*) cfg="$cfg --config ${v#*,}" ;; esac
+      tag=$(printf '%s' "$v" | tr ',=.' '_xx')
+      $build/infer $zoo/resnet50_qdq_s8.onnx --device cuda --precision fp16 $cfg \
         --input $zoo/resnet50_input.npy --reference /tmp/qdq_s8_cpu/logits.npy --atol 1 --verbose \
-        >"$out/qdq_s8_gpu_int8_$i8.log" 2>&1
-      note "  cuda fp16 int8=$i8 vs CPU: rc=$? $(grep -E '^output' "$out/qdq_s8_gpu_int8_$i8.log" | cut -c1-120) | $(grep -oE 'pass int8-conv: .*' "$out/qdq_s8_gpu_int8_$i8.log") | $(grep -oE 'implementations chosen: .*' "$out/qdq_s8_gpu_int8_$i8.log" | cut -c1-200)"
-      [ $i8 = 1 ] && grep -m3 -iE 'error|int8conv' "$out/qdq_s8_gpu_int8_$i8.log" | while read -r l; do note "    $l"; done
-      $build/infer $zoo/resnet50_qdq_s8.onnx --device cuda --precision fp16 --config int8=$i8 \
-        --batch 256 --bench --no-transfers --duration 2 >"$out/qdq_s8_bench_$i8.log" 2>&1
-      note "  resnet50_qdq_s8 b256 fp16 int8=$i8, inputs on the device: $(grep -E '^throughput' "$out/qdq_s8_bench_$i8.log")"
+        >"$out/qdq_s8_gpu_$tag.log" 2>&1
+      note "  cuda fp16 $v vs CPU: rc=$? $(grep -E '^output' "$out/qdq_s8_gpu_$tag.log" | cut -c1-120) | $(grep -oE 'pass int8-conv: .*' "$out/qdq_s8_gpu_$tag.log") | $(grep -oE 'implementations chosen: .*' "$out/qdq_s8_gpu_$tag.log" | cut -c1-500)"
+      [ "$v" != int8=0 ] && grep -m3 -iE 'error|int8conv' "$out/qdq_s8_gpu_$tag.log" | while read -r l; do note "    $l"; done
+      t_build=$(date +%s.%N)
+      $build/infer $zoo/resnet50_qdq_s8.onnx --device cuda --precision fp16 $cfg \
+        --batch 256 --bench --no-transfers --duration 2 >"$out/qdq_s8_bench_$tag.log" 2>&1
+      note "  resnet50_qdq_s8 b256 fp16 $v, inputs on the device: $(grep -E '^throughput' "$out/qdq_s8_bench_$tag.log") ($(awk -v a="$t_build" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }') s with the build)"
     done
   fi
   [ -n "${BENCH_MODELS:-}" ] && peer_bench # the peer benchmark of these too, when asked

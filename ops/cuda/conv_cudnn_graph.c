@@ -188,22 +188,40 @@ static double now_s(void) {
  * tile or of the whole image, so one NaN or infinity in the input spreads over outputs
  * that a plain sum of products keeps finite (the H200 gave such NaNs on a 1x1
  * convolution). */
-static bool cfg_allowed(cudnnBackendDescriptor_t cfg, bool rtc_ok, bool nan_exact, int *n_rtc) {
+/* Why the configs heuristics offered were not taken, counted for the refusal message. */
+typedef struct cg_refusals {
+  int offered, precision, nan_exact, reorder, rtc, plan_failed, over_ws;
+} cg_refusals;
+
+static bool cfg_allowed(cudnnBackendDescriptor_t cfg, bool rtc_ok, bool nan_exact, int *n_rtc,
+                        cg_refusals *why) {
   uint32_t num = 0, beh = 0;
-  if (be_config_notes(cfg, &num, &beh) != INFER_OK) return false;
-  if (num & (1u << CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION |
-             1u << CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS))
+  if (be_config_notes(cfg, &num, &beh) != INFER_OK) {
+    why->plan_failed++;
     return false;
+  }
+  if (num & (1u << CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION |
+             1u << CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)) {
+    why->precision++;
+    return false;
+  }
   if (nan_exact && (num & (1u << CUDNN_NUMERICAL_NOTE_FFT | 1u << CUDNN_NUMERICAL_NOTE_WINOGRAD |
                            1u << CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4 |
                            1u << CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6 |
-                           1u << CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13)))
+                           1u << CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13))) {
+    why->nan_exact++;
     return false;
+  }
   if (beh & (1u << CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER |
-             1u << CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER))
+             1u << CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER)) {
+    why->reorder++;
     return false;
+  }
   if (beh & 1u << CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) {
-    if (!rtc_ok || *n_rtc >= CG_MAX_RTC) return false;
+    if (!rtc_ok || *n_rtc >= CG_MAX_RTC) {
+      why->rtc++;
+      return false;
+    }
     (*n_rtc)++;
   }
   return true;
@@ -212,7 +230,7 @@ static bool cfg_allowed(cudnnBackendDescriptor_t cfg, bool rtc_ok, bool nan_exac
 /* Plans of the first allowed configs of heuristics mode A (FALLBACK's when A yields
  * none) into c[0..return), within the limits above. Configs that fail are skipped. */
 static int cg_search(cudnnHandle_t h, cudnnBackendDescriptor_t og, bool rtc_ok, bool nan_exact,
-                     cg_cand *c) {
+                     cg_cand *c, cg_refusals *why) {
   static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
   int nc = 0, n_rtc = 0;
   double t0 = now_s();
@@ -220,10 +238,11 @@ static int cg_search(cudnnHandle_t h, cudnnBackendDescriptor_t og, bool rtc_ok, 
     cudnnBackendDescriptor_t cfgs[CG_MAX_CFGS];
     int n = 0;
     if (be_heuristics(og, modes[m], CG_MAX_CFGS, cfgs, &n) != INFER_OK) continue;
+    why->offered += n;
     for (int i = 0; i < n; i++) {
       bool keep = false;
       if (nc < CG_MAX_PLANS && (nc == 0 || now_s() - t0 < CG_BUDGET_S) &&
-          cfg_allowed(cfgs[i], rtc_ok, nan_exact, &n_rtc)) {
+          cfg_allowed(cfgs[i], rtc_ok, nan_exact, &n_rtc, why)) {
         cudnnBackendDescriptor_t plan = NULL;
         int64_t ws = 0;
         if (be_plan(h, cfgs[i], &plan, &ws) == INFER_OK) {
@@ -231,8 +250,11 @@ static int cg_search(cudnnHandle_t h, cudnnBackendDescriptor_t og, bool rtc_ok, 
             c[nc++] = (cg_cand){.cfg = cfgs[i], .plan = plan, .ws = ws, .ms = -1};
             keep = true;
           } else {
+            why->over_ws++;
             cudnnBackendDestroyDescriptor(plan);
           }
+        } else {
+          why->plan_failed++;
         }
       }
       if (!keep) cudnnBackendDestroyDescriptor(cfgs[i]);
@@ -327,9 +349,16 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   int64_t data = xb + wb + bb + 2 * yb, ws_max = 0;
   infer_status st = cg_graph(s, h, p, act, mode, param, &og);
   if (st != INFER_OK) goto fail;
-  nc = cg_search(h, og, config_flag(x->cfg, "cuda.cudnn_rtc", false), p->nan_exact, c);
-  if (nc == 0) {
-    st = infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: no cuDNN engine takes this convolution");
+  cg_refusals why = {0};
+  nc = cg_search(h, og, config_flag(x->cfg, "cuda.cudnn_rtc", false), p->nan_exact, c, &why);
+  if (nc == 0) { /* what heuristics offered and why none was taken: the way to one */
+    st = infer_fail(INFER_ERR_UNSUPPORTED,
+                    "cudnn-graph: no cuDNN engine takes this convolution (of %d configs "
+                    "offered: %d runtime-compiled not tried (cuda.cudnn_rtc=1 tries them); %d of "
+                    "reduced precision; %d FFT/Winograd under cuda.nan_exact; %d needing "
+                    "int8x32 reordering; %d failed to build; %d over the workspace cap)",
+                    why.offered, why.rtc, why.precision, why.nan_exact, why.reorder,
+                    why.plan_failed, why.over_ws);
     goto fail;
   }
   for (int i = 0; i < nc; i++)

@@ -6,7 +6,8 @@
  * Where cuDNN takes no int8 engine for the problem, the step still runs on the GPU
  * ("cudnn-graph-dequant" in --profile): X is converted to float16 in the workspace (its
  * integers, exactly), W is q * S in float16 from the build on, and the float16 graph of
- * the same epilogue runs them, as the model's dequantized form would. Asymmetric pads,
+ * the same epilogue runs them, as the model's dequantized form would; its --profile name
+ * carries cuDNN's reason for refusing the int8 graph. Asymmetric pads,
  * groups and non-channels-last nodes are refused (the host fallback then runs the CPU
  * reference), naming what. */
 #include <math.h>
@@ -30,6 +31,9 @@ typedef struct int8_state {
   /* the float16 fallback: W as q * S (device), the workspace bytes of X's copy first */
   void *w16;
   int64_t x_count, x_bytes;
+  /* with w16: "cudnn-graph-dequant (int8: why cuDNN refused)", the name --profile and
+   * --verbose print, so a run says why the int8 engines were not taken */
+  char impl[192];
 } int8_state;
 
 static void int8_release(void *p) {
@@ -161,8 +165,10 @@ static infer_status int8_prepare(const cuda_exec *x, const node *n, const void *
   }
   q.scale_dev = s->scale;
   infer_status st = conv_alt_cudnn_graph.prepare(x, &q, &s->alt_state, ws_bytes);
-  if (st == INFER_ERR_UNSUPPORTED && q.kdt == K_F16)
+  if (st == INFER_ERR_UNSUPPORTED && q.kdt == K_F16) {
+    snprintf(s->impl, sizeof s->impl, "cudnn-graph-dequant (int8: %s)", infer_last_error());
     st = dequant_prepare(x, in, host_in, &q, s, ws_bytes);
+  }
   if (st != INFER_OK) { /* the message names the problem and the way out */
     char why[256];
     snprintf(why, sizeof why, "%s", infer_last_error());
@@ -198,7 +204,7 @@ static infer_status int8_run(const cuda_exec *x, const node *n, const void *para
 
 static const char *int8_impl(const void *state) {
   const int8_state *s = state;
-  return s && s->w16 ? "cudnn-graph-dequant" : "cudnn-graph-int8";
+  return s && s->w16 ? s->impl : "cudnn-graph-int8";
 }
 
 static const cuda_op cuda_int8_conv = {.name = "Int8Conv", .domain = "infer",
