@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Exports the torchvision models people deploy beyond classification (detection,
-segmentation, windowed-attention backbones) with seeded random weights to ONNX, with a
+"""Exports the torchvision models people deploy beyond image classification (detection,
+segmentation, windowed-attention backbones, a video classifier of 3-D convolutions) with
+seeded random weights to ONNX, with a
 reference input and PyTorch's outputs, for the model tests (tests/run_deploy_model.sh).
 
     /usr/bin/python3 models/export_deploy.py OUT_DIR [--models a,b] [--opset 17] [--seed S]
@@ -21,8 +22,8 @@ Random weights alone make the tests prove little, so (as models/export_zoo.py do
   test checks count and order: same boxes, scores and labels row by row).
 Input sizes are kept small for the CPU CI run: detectors see a 3x256x320 image (resized
 by the model's own transform to 320 on the short side; RetinaNet gets min_size=320,
-max_size=416 instead of 800/1333), DeepLabV3 1x3x256x256, Swin-T and MaxViT-T 1x3x224x224
-(MaxViT's partitions need a multiple of 224/ 7*32).
+max_size=416 instead of 800/1333), DeepLabV3 and LR-ASPP 1x3x256x256, Swin-T and MaxViT-T
+1x3x224x224 (MaxViT's partitions need a multiple of 224/ 7*32), R3D-18 a 1x3x8x112x112 clip.
 The last line is "exported K of N; failed: NAMES" (or "failed: none"); the exit status
 is 1 when any export failed.
 """
@@ -43,7 +44,8 @@ from export_zoo import calibrate, export_params  # noqa: E402  (BatchNorm statis
 
 DETECTORS = ("ssdlite320_mobilenet_v3_large", "fasterrcnn_mobilenet_v3_large_320_fpn",
              "retinanet_resnet50_fpn")
-MODELS = DETECTORS + ("deeplabv3_mobilenet_v3_large", "swin_t", "maxvit_t")
+SEGMENTERS = ("deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large")
+MODELS = DETECTORS + SEGMENTERS + ("swin_t", "maxvit_t", "r3d_18")
 SCORE_THRESH = 0.2
 DETECTIONS = 20
 FRCNN_WEIGHT_SCALE = 20.0
@@ -51,7 +53,8 @@ FRCNN_WEIGHT_SCALE = 20.0
 
 def build(name):
     fn = getattr(torchvision.models.detection, name, None) or \
-        getattr(torchvision.models.segmentation, name, None) or getattr(torchvision.models, name)
+        getattr(torchvision.models.segmentation, name, None) or \
+        getattr(torchvision.models.video, name, None) or getattr(torchvision.models, name)
     if name in DETECTORS:
         kw = dict(weights=None, weights_backbone=None)
         if name == "retinanet_resnet50_fpn":
@@ -64,6 +67,8 @@ def build(name):
         return fn(**kw)
     if name.startswith("deeplab"):
         return fn(weights=None, weights_backbone=None, aux_loss=False)
+    if name in SEGMENTERS:  # LR-ASPP has no auxiliary head
+        return fn(weights=None, weights_backbone=None)
     return fn(weights=None)
 
 
@@ -115,8 +120,10 @@ def spread_class_biases(model, name, gen):
 def image_shape(name):
     if name in DETECTORS:
         return (3, 256, 320)
-    if name.startswith("deeplab"):
+    if name in SEGMENTERS:
         return (1, 3, 256, 256)
+    if name == "r3d_18":  # a clip: 8 frames of 112 x 112
+        return (1, 3, 8, 112, 112)
     return (1, 3, 224, 224)
 
 
@@ -152,7 +159,7 @@ def register_roi_align_opset16():
 
 class Single(torch.nn.Module):
     """A detector takes a list of images and returns a list of dicts; the export sees
-    one image tensor and three outputs. DeepLab returns a dict: its 'out'."""
+    one image tensor and three outputs. DeepLab and LR-ASPP return a dict: its 'out'."""
 
     def __init__(self, model, detector):
         super().__init__()
@@ -188,7 +195,7 @@ def export_one(name, args):
         calibrate(Backbone(net), 320, gen, 4, 2)
         notes.append(spread_class_biases(model, name, gen))
     else:
-        calibrate(model, image_shape(name)[-1], gen, 4, 2)
+        calibrate(model, image_shape(name)[1:], gen, 4, 2)
     model.eval()
     wrapped = Single(model, detector).eval()
     x = torch.rand(image_shape(name), generator=gen)

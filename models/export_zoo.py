@@ -119,7 +119,9 @@ def reinit(model, gen):
 def calibrate(model, size, gen, batches, batch_size):
     """BatchNorm running statistics from random data: BatchNorm layers alone in train
     mode (dropout, stochastic depth stay off), momentum None = cumulative average (the
-    default momenta, MNASNet's 3e-4 above all, would barely move in a few batches)."""
+    default momenta, MNASNet's 3e-4 above all, would barely move in a few batches).
+    size: an image's side (3 x size x size samples) or one sample's shape (a tuple, e.g.
+    a video clip's 3 x T x H x W)."""
     bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     model.eval()
     if not bns:
@@ -131,7 +133,8 @@ def calibrate(model, size, gen, batches, batch_size):
         m.train()
     with torch.no_grad():
         for _ in range(batches):
-            model(torch.randn(batch_size, 3, size, size, generator=gen))
+            shape = (3, size, size) if isinstance(size, int) else tuple(size)
+            model(torch.randn((batch_size,) + shape, generator=gen))
     for m, momentum in zip(bns, momenta):
         m.momentum = momentum  # exported as an attribute: keep it the model's own
     model.eval()
