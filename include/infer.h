@@ -212,7 +212,9 @@ INFER_API infer_status infer_options_set_log(infer_options *o, infer_log_fn fn, 
  *                    it, untimed, without the algorithm cache (tests; cudnn+epi, cudnn-fused
  *                    or an alternative's name) [INFER_CONV_IMPL]
  *   cuda.cudnn_rtc   1: let the cuDNN graph-API search try runtime-compiled engines
- *                    (slow builds) [INFER_CUDNN_RTC]
+ *                    (slow builds); default 0, except for int8 convolutions (int8=1),
+ *                    whose fused engines cuDNN offers only so; 0 keeps them out too
+ *                    [INFER_CUDNN_RTC]
  *   cuda.nan_exact   1: keep activations out of library calls (cuDNN's fused convolution
  *                    and graph engines, cuBLASLt's ReLU/GELU epilogues) and apply them in
  *                    the engine's own kernels, which give NaN and infinities as the

@@ -350,7 +350,10 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   infer_status st = cg_graph(s, h, p, act, mode, param, &og);
   if (st != INFER_OK) goto fail;
   cg_refusals why = {0};
-  nc = cg_search(h, og, config_flag(x->cfg, "cuda.cudnn_rtc", false), p->nan_exact, c, &why);
+  /* An int8 problem allows runtime-compiled engines unless cuda.cudnn_rtc=0: cuDNN 9.19
+   * offers the fused int8 graph only as such (H100, seventeenth session: 7-13 configs,
+   * all runtime-compiled, for every ResNet-50 convolution), and int8=1 is asked for. */
+  nc = cg_search(h, og, config_flag(x->cfg, "cuda.cudnn_rtc", p->int8), p->nan_exact, c, &why);
   if (nc == 0) { /* what heuristics offered and why none was taken: the way to one */
     st = infer_fail(INFER_ERR_UNSUPPORTED,
                     "cudnn-graph: no cuDNN engine takes this convolution (of %d configs "
