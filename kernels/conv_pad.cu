@@ -1,5 +1,6 @@
-// conv_pad.cu: zero padding, one thread per output element; and the widening of a
-// channels-last half tensor's few channels to 8, one thread per pixel.
+// conv_pad.cu: zero padding, one thread per output element; the widening of a
+// channels-last half tensor's few channels to 8, one thread per pixel; and space to
+// depth, one thread per 8 output channels of a pixel.
 #include "conv_pad.h"
 #include "k_common.cuh"
 
@@ -68,5 +69,47 @@ extern "C" cudaError_t k_pad_channels8(const void *src, int64_t pixels, int c, v
   if (pixels == 0) return cudaSuccess;
   pad_channels8_kernel<<<k_blocks(pixels, 256), 256, 0, stream>>>(
       (const __half *)src, (uint4 *)dst, pixels, c);
+  return cudaGetLastError();
+}
+
+// The source pixels of one output pixel are sh x sw neighbours of few channels each, so
+// the reads are unaligned halves (they hit L1/L2: each source pixel is read by one
+// output pixel only, its neighbours by the same thread); the 8 written as one store.
+__global__ void space_to_depth8_kernel(const __half *__restrict__ src, uint4 *__restrict__ dst,
+                                       int64_t chunks, int h, int w, int c, int sh, int sw,
+                                       int ph, int pw, int hs, int ws, int per_pixel) {
+  const int used = sh * sw * c;
+  K_GRID_STRIDE(i, chunks) {
+    const int q = (int)(i % per_pixel);
+    int64_t pix = i / per_pixel;
+    const int j = (int)(pix % ws);
+    pix /= ws;
+    const int ii = (int)(pix % hs);
+    const int64_t b = pix / hs;
+    __align__(16) __half v[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+      const int e = q * 8 + k;
+      __half val = __float2half(0.f);
+      if (e < used) {
+        const int blk = e / c, ch = e - blk * c, bh = blk / sw, bw = blk - bh * sw;
+        const int y = sh * ii + bh - ph, x = sw * j + bw - pw;
+        if (y >= 0 && y < h && x >= 0 && x < w) val = src[((b * h + y) * w + x) * c + ch];
+      }
+      v[k] = val;
+    }
+    dst[i] = *reinterpret_cast<const uint4 *>(v);
+  }
+}
+
+extern "C" cudaError_t k_space_to_depth8(const void *src, int n, int h, int w, int c, int sh,
+                                         int sw, int ph, int pw, int hs, int ws, int c_out,
+                                         void *dst, cudaStream_t stream) {
+  if (c < 1 || sh < 1 || sw < 1 || c_out % 8 || c_out < sh * sw * c || ((uintptr_t)dst & 15))
+    return cudaErrorInvalidValue;
+  const int64_t chunks = (int64_t)n * hs * ws * (c_out / 8);
+  if (chunks == 0) return cudaSuccess;
+  space_to_depth8_kernel<<<k_blocks(chunks, 256), 256, 0, stream>>>(
+      (const __half *)src, (uint4 *)dst, chunks, h, w, c, sh, sw, ph, pw, hs, ws, c_out / 8);
   return cudaGetLastError();
 }

@@ -157,6 +157,15 @@ compare_precision_times() {
   done
 }
 
+# The costliest op types of a --profile log (FILE): per op and implementation the summed
+# step medians, the step count, costliest first; N lines (the profile's columns:
+# # node op impl ms share ...)
+profile_by_op() {
+  grep -E '^ +[0-9]+ ' "$1" |
+    awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
+    sort -rn | head -"$2"
+}
+
 # ---- the peer benchmark (the section at the end says what it runs) ----------------------
 peer_bench() {
 if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/null; then
@@ -175,9 +184,7 @@ if [ "${SKIP_BENCH:-0}" != 1 ] && python3 -c 'import torch, torchvision' 2>/dev/
       $build/infer /tmp/bench/$m.onnx --device cuda --precision fp16 --batch $b --profile \
         >"$out/profile_${m}_$b.log" 2>&1
       note "  profile $m b$b: $(grep -E '^total' "$out/profile_${m}_$b.log" | cut -c1-80)"
-      while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_${m}_$b.log" |
-        awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
-        sort -rn | head -8)
+      while read -r l; do note "    $l"; done < <(profile_by_op "$out/profile_${m}_$b.log" 8)
     done
     if [ "${BENCH_EXTRAS:-1}" = 1 ]; then
       cache_build_times /tmp/bench/vit_b_16.onnx 128
@@ -254,10 +261,9 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
     $build/infer $zoo/$m.onnx --device cuda --precision fp16 --batch $b --profile \
       >"$out/profile_$m.log" 2>&1
     note "  $(grep -E '^total' "$out/profile_$m.log" | cut -c1-120)"
-    # per op type: steps, ms, share (the profile's columns: # node op impl ms share ...)
-    while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_$m.log" |
-      awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
-      sort -rn | head -6)
+    while read -r l; do note "    $l"; done < <(profile_by_op "$out/profile_$m.log" 6)
+    # the first convolution (a network's stem: which implementation took it)
+    note "    first conv $(grep -m1 -E '^ +[0-9]+ +[^ ]+ +(FusedConv|Conv) ' "$out/profile_$m.log" | sed 's/  */ /g' | cut -c1-160)"
     # and the three costliest single steps (node, op, implementation, ms, share, roofline)
     while read -r l; do note "    step $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_$m.log" |
       sort -k5 -rn | head -3 | sed 's/  */ /g' | cut -c1-160)
@@ -265,9 +271,7 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
       $build/infer $zoo/$m.onnx --device cuda --precision fp16 --batch $b --profile \
         --config "$PROFILE_CONFIG" >"$out/profile_${m}_config.log" 2>&1
       note "  --config $PROFILE_CONFIG: $(grep -E '^total' "$out/profile_${m}_config.log" | cut -c1-100)"
-      while read -r l; do note "    $l"; done < <(grep -E '^ +[0-9]+ ' "$out/profile_${m}_config.log" |
-        awk '{ t[$3" "$4] += $5; c[$3" "$4]++ } END { for (k in t) printf "%8.3f ms %4d x %s\n", t[k], c[k], k }' |
-        sort -rn | head -4)
+      while read -r l; do note "    $l"; done < <(profile_by_op "$out/profile_${m}_config.log" 4)
     fi
   done
   # NCU="regex:count:model:infer args;...": per run, Nsight Compute's speed-of-light,
@@ -318,15 +322,15 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
     done
     # the same recipe with symmetric int8 activations (--symmetric), what --config int8=1
     # runs on int8 tensor cores (Int8Conv): outputs against the CPU's, and img/s with the
-    # int8 path off, on, and on with runtime-compiled cuDNN engines allowed (where the
-    # fused int8 graph has no precompiled engine, the refusal in the implementation names
-    # says so)
+    # int8 path off and on (QDQ_VARIANTS="int8=0 int8=1,cuda.cudnn_rtc=0 ..." for others;
+    # where no int8 engine is taken, the refusal in the implementation names says why),
+    # then the int8 model's --profile by op
     python3 models/quantize_qdq.py $zoo/resnet50.onnx $zoo/resnet50_qdq_s8.onnx --infer $build/infer \
       --batch 2 --symmetric >"$out/qdq_s8_quantize.log" 2>&1
     note "qdq resnet50 int8 symmetric: rc=$? $(tail -1 "$out/qdq_s8_quantize.log" | cut -c1-150)"
     $build/infer $zoo/resnet50_qdq_s8.onnx --input $zoo/resnet50_input.npy --output /tmp/qdq_s8_cpu \
       >"$out/qdq_s8_cpu.log" 2>&1
-    for v in int8=0 int8=1 int8=1,cuda.cudnn_rtc=1; do
+    for v in ${QDQ_VARIANTS:-int8=0 int8=1}; do
       cfg="--config ${v%%,*}"
       case $v in *,*) cfg="$cfg --config ${v#*,}" ;; esac
       tag=$(printf '%s' "$v" | tr ',=.' '_xx')
@@ -340,6 +344,11 @@ if [ "${ZOO_PROFILE:-0}" = 1 ]; then
         --batch 256 --bench --no-transfers --duration 2 >"$out/qdq_s8_bench_$tag.log" 2>&1
       note "  resnet50_qdq_s8 b256 fp16 $v, inputs on the device: $(grep -E '^throughput' "$out/qdq_s8_bench_$tag.log") ($(awk -v a="$t_build" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }') s with the build)"
     done
+    # where the int8 model's time goes, beside the float model's
+    $build/infer $zoo/resnet50_qdq_s8.onnx --device cuda --precision fp16 --config int8=1 \
+      --batch 256 --profile >"$out/qdq_s8_profile.log" 2>&1
+    note "  resnet50_qdq_s8 int8=1 b256 --profile: $(grep -E '^total' "$out/qdq_s8_profile.log" | cut -c1-100)"
+    while read -r l; do note "    $l"; done < <(profile_by_op "$out/qdq_s8_profile.log" 8)
   fi
   [ -n "${BENCH_MODELS:-}" ] && peer_bench # the peer benchmark of these too, when asked
   finish

@@ -155,3 +155,59 @@ save(model, os.path.join(HERE, "stem_conv_more.onnx"))
 for n, a in (("xc", xc), ("zc", zc), ("xd", xd), ("yc", yc), ("yd", yd)):
     np.save(os.path.join(HERE, "stem_conv_more_%s.npy" % n), a.astype(f32))
 print("wrote stem_conv_more.onnx")
+
+# And tests/passes/s2d_conv.onnx: strided convolutions of few channels, the shapes the
+# space-to-depth alternative takes (ops/cuda/conv_space_to_depth.c): ResNet's 7x7 stride-2
+# stem on odd sizes (the rearrangement's implicit right padding); 5x5 stride 2 over 4
+# channels (16 after the rearrangement, none padded) with a residual before ReLU; a 4x3
+# window of strides 3 and 2 over 2 channels (12, padded to 16), no activation. Each is
+# read by a Mul, which keeps it channels-last.
+
+
+def conv2d_strides(x, w, b, sh, sw, ph, pw):
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oh, ow = (h + 2 * ph - r) // sh + 1, (wd + 2 * pw - s) // sw + 1
+    y = np.zeros((n, k, oh, ow))
+    for i in range(r):
+        for j in range(s):
+            patch = xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+            y += np.einsum("nchw,kc->nkhw", patch, w[:, :, i, j])
+    return y + b[None, :, None, None]
+
+
+xe, we, be = r(1, (2, 3, 37, 29)), r(0.15, (24, 3, 7, 7)), r(0.1, (24,))
+ye = 0.5 * np.maximum(conv2d_strides(xe, we, be, 2, 2, 3, 3), 0)
+xf, wf, bf = r(1, (3, 4, 23, 26)), r(0.2, (16, 4, 5, 5)), r(0.1, (16,))
+yf0 = conv2d_strides(xf, wf, bf, 2, 2, 2, 2)
+zf = r(1, yf0.shape)
+yf = 0.5 * np.maximum(yf0 + zf, 0)
+xg, wg, bg = r(1, (2, 2, 31, 20)), r(0.3, (8, 2, 4, 3)), r(0.1, (8,))
+yg = 0.5 * conv2d_strides(xg, wg, bg, 3, 2, 1, 1)
+inits = [numpy_helper.from_array(a.astype(f32), n) for n, a in
+         (("we", we), ("be", be), ("wf", wf), ("bf", bf), ("wg", wg), ("bg", bg))]
+inits.append(numpy_helper.from_array(np.array(0.5, f32), "half"))
+nodes = [helper.make_node("Conv", ["xe", "we", "be"], ["ce"], kernel_shape=[7, 7], strides=[2, 2],
+                          pads=[3, 3, 3, 3]),
+         helper.make_node("Relu", ["ce"], ["re"]),
+         helper.make_node("Mul", ["re", "half"], ["ye"]),
+         helper.make_node("Conv", ["xf", "wf", "bf"], ["cf"], kernel_shape=[5, 5], strides=[2, 2],
+                          pads=[2, 2, 2, 2]),
+         helper.make_node("Add", ["cf", "zf"], ["sf"]),
+         helper.make_node("Relu", ["sf"], ["rf"]),
+         helper.make_node("Mul", ["rf", "half"], ["yf"]),
+         helper.make_node("Conv", ["xg", "wg", "bg"], ["cg"], kernel_shape=[4, 3], strides=[3, 2],
+                          pads=[1, 1, 1, 1]),
+         helper.make_node("Mul", ["cg", "half"], ["yg"])]
+arrays = (("xe", xe), ("xf", xf), ("zf", zf), ("xg", xg), ("ye", ye), ("yf", yf), ("yg", yg))
+ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in arrays[:4]]
+outv = [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in arrays[4:]]
+model = helper.make_model(helper.make_graph(nodes, "s2d_conv", ins, outv, inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+model.ir_version = 8
+checker.check_model(model)
+save(model, os.path.join(HERE, "s2d_conv.onnx"))
+for n, a in arrays:
+    np.save(os.path.join(HERE, "s2d_conv_%s.npy" % n), a.astype(f32))
+print("wrote s2d_conv.onnx")
