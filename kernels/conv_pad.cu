@@ -1,6 +1,6 @@
 // conv_pad.cu: zero padding, one thread per output element; the widening of a
-// channels-last half tensor's few channels to 8, one thread per pixel; and space to
-// depth, one thread per 8 output channels of a pixel.
+// channels-last half tensor's few channels to 8, one thread per pixel; and the folding
+// of neighbouring pixels into channels, one thread per 8 output channels of a pixel.
 #include "conv_pad.h"
 #include "k_common.cuh"
 
@@ -72,13 +72,13 @@ extern "C" cudaError_t k_pad_channels8(const void *src, int64_t pixels, int c, v
   return cudaGetLastError();
 }
 
-// The source pixels of one output pixel are sh x sw neighbours of few channels each, so
-// the reads are unaligned halves (they hit L1/L2: each source pixel is read by one
-// output pixel only, its neighbours by the same thread); the 8 written as one store.
-__global__ void space_to_depth8_kernel(const __half *__restrict__ src, uint4 *__restrict__ dst,
-                                       int64_t chunks, int h, int w, int c, int sh, int sw,
-                                       int ph, int pw, int hs, int ws, int per_pixel) {
-  const int used = sh * sw * c;
+// The source pixels of one output pixel are fh x fw neighbours of few channels each, so
+// the reads are unaligned halves (neighbouring threads read neighbouring pixels: they
+// hit L1/L2); the 8 written as one store.
+__global__ void fold_pixels8_kernel(const __half *__restrict__ src, uint4 *__restrict__ dst,
+                                    int64_t chunks, int h, int w, int c, int fw, int step_h,
+                                    int step_w, int ph, int pw, int hs, int ws, int used,
+                                    int per_pixel) {
   K_GRID_STRIDE(i, chunks) {
     const int q = (int)(i % per_pixel);
     int64_t pix = i / per_pixel;
@@ -92,8 +92,8 @@ __global__ void space_to_depth8_kernel(const __half *__restrict__ src, uint4 *__
       const int e = q * 8 + k;
       __half val = __float2half(0.f);
       if (e < used) {
-        const int blk = e / c, ch = e - blk * c, bh = blk / sw, bw = blk - bh * sw;
-        const int y = sh * ii + bh - ph, x = sw * j + bw - pw;
+        const int blk = e / c, ch = e - blk * c, th = blk / fw, tw = blk - th * fw;
+        const int y = step_h * ii + th - ph, x = step_w * j + tw - pw;
         if (y >= 0 && y < h && x >= 0 && x < w) val = src[((b * h + y) * w + x) * c + ch];
       }
       v[k] = val;
@@ -102,14 +102,15 @@ __global__ void space_to_depth8_kernel(const __half *__restrict__ src, uint4 *__
   }
 }
 
-extern "C" cudaError_t k_space_to_depth8(const void *src, int n, int h, int w, int c, int sh,
-                                         int sw, int ph, int pw, int hs, int ws, int c_out,
-                                         void *dst, cudaStream_t stream) {
-  if (c < 1 || sh < 1 || sw < 1 || c_out % 8 || c_out < sh * sw * c || ((uintptr_t)dst & 15))
+extern "C" cudaError_t k_fold_pixels8(const void *src, int n, int h, int w, int c, int fh,
+                                      int fw, int step_h, int step_w, int ph, int pw, int hs,
+                                      int ws, int c_out, void *dst, cudaStream_t stream) {
+  if (c < 1 || fh < 1 || fw < 1 || c_out % 8 || c_out < fh * fw * c || ((uintptr_t)dst & 15))
     return cudaErrorInvalidValue;
   const int64_t chunks = (int64_t)n * hs * ws * (c_out / 8);
   if (chunks == 0) return cudaSuccess;
-  space_to_depth8_kernel<<<k_blocks(chunks, 256), 256, 0, stream>>>(
-      (const __half *)src, (uint4 *)dst, chunks, h, w, c, sh, sw, ph, pw, hs, ws, c_out / 8);
+  fold_pixels8_kernel<<<k_blocks(chunks, 256), 256, 0, stream>>>(
+      (const __half *)src, (uint4 *)dst, chunks, h, w, c, fw, step_h, step_w, ph, pw, hs, ws,
+      fh * fw * c, c_out / 8);
   return cudaGetLastError();
 }

@@ -1,7 +1,7 @@
 /* conv_pad.h: zero padding of an N-D tensor, for convolutions whose pads cuDNN
  * cannot express (asymmetric), and of a channels-last tensor's channels to 8 (the
  * first convolution's 3 colour channels, ops/cuda/conv_channel_pad.c), and the
- * space-to-depth rearrangement of a strided one (ops/cuda/conv_space_to_depth.c). */
+ * folding of neighbouring pixels into channels (ops/cuda/conv_fold.c). */
 #ifndef INFER_K_CONV_PAD_H
 #define INFER_K_CONV_PAD_H
 
@@ -22,14 +22,15 @@ cudaError_t k_pad_zero(int elem_size, int rank, const int64_t *in_dims, const in
 cudaError_t k_pad_channels8(const void *src, int64_t pixels, int c, void *dst,
                             cudaStream_t stream);
 
-/* Space to depth with the zero padding of a strided convolution, for
- * ops/cuda/conv_space_to_depth.c: dst [n, hs, ws, c_out] (float16, channels last) with
- * dst[b, i, j, (bh * sw + bw) * c + ch] = src[b, sh * i + bh - ph, sw * j + bw - pw, ch]
- * (zero outside src [n, h, w, c]), channels from sh * sw * c up to c_out zero.
- * c_out a multiple of 8, dst 16-byte aligned. */
-cudaError_t k_space_to_depth8(const void *src, int n, int h, int w, int c, int sh, int sw,
-                              int ph, int pw, int hs, int ws, int c_out, void *dst,
-                              cudaStream_t stream);
+/* Neighbouring pixels folded into channels, with a convolution's zero padding, for
+ * ops/cuda/conv_fold.c: dst [n, hs, ws, c_out] (float16, channels last) with
+ *   dst[b, i, j, (th * fw + tw) * c + ch] = src[b, step_h * i + th - ph, step_w * j + tw - pw, ch]
+ * for th < fh, tw < fw (zero outside src [n, h, w, c]), channels from fh * fw * c up to
+ * c_out zero. Space to depth is fh = step_h, fw = step_w. c_out a multiple of 8, dst
+ * 16-byte aligned. */
+cudaError_t k_fold_pixels8(const void *src, int n, int h, int w, int c, int fh, int fw,
+                           int step_h, int step_w, int ph, int pw, int hs, int ws, int c_out,
+                           void *dst, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

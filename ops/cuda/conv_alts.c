@@ -13,7 +13,8 @@ extern const conv_alt conv_alt_depthwise_tiled; /* conv_depthwise_tiled.c */
 extern const conv_alt conv_alt_pointwise_stream; /* conv_pointwise_stream.c */
 extern const conv_alt conv_alt_channel_pad; /* conv_channel_pad.c */
 extern const conv_alt conv_alt_stem_mma; /* conv_stem_mma.c */
-extern const conv_alt conv_alt_space_to_depth; /* conv_space_to_depth.c */
+extern const conv_alt conv_alt_space_to_depth; /* conv_fold.c */
+extern const conv_alt conv_alt_width_fold; /* conv_fold.c */
 
 const conv_alt *const conv_alts[] = {
     &conv_alt_gemm_1x1,
@@ -27,4 +28,5 @@ const conv_alt *const conv_alts[] = {
     &conv_alt_channel_pad,
     &conv_alt_stem_mma,
     &conv_alt_space_to_depth,
+    &conv_alt_width_fold,
     NULL};

@@ -157,7 +157,7 @@ for n, a in (("xc", xc), ("zc", zc), ("xd", xd), ("yc", yc), ("yd", yd)):
 print("wrote stem_conv_more.onnx")
 
 # And tests/passes/s2d_conv.onnx: strided convolutions of few channels, the shapes the
-# space-to-depth alternative takes (ops/cuda/conv_space_to_depth.c): ResNet's 7x7 stride-2
+# space-to-depth folding takes (ops/cuda/conv_fold.c, as does its width folding): ResNet's 7x7 stride-2
 # stem on odd sizes (the rearrangement's implicit right padding); 5x5 stride 2 over 4
 # channels (16 after the rearrangement, none padded) with a residual before ReLU; a 4x3
 # window of strides 3 and 2 over 2 channels (12, padded to 16), no activation. Each is
