@@ -112,15 +112,18 @@ print("wrote downsample_conv.onnx")
 
 
 def conv2d_dil(x, w, b, stride, pad, dil):
+    """stride and pad: one number, or (height, width)"""
+    sh, sw = stride if isinstance(stride, tuple) else (stride, stride)
+    ph, pw = pad if isinstance(pad, tuple) else (pad, pad)
     n, c, h, wd = x.shape
     k, _, r, s = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh = (h + 2 * pad - dil * (r - 1) - 1) // stride + 1
-    ow = (wd + 2 * pad - dil * (s - 1) - 1) // stride + 1
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oh = (h + 2 * ph - dil * (r - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dil * (s - 1) - 1) // sw + 1
     y = np.zeros((n, k, oh, ow))
     for i in range(r):
         for j in range(s):
-            patch = xp[:, :, i * dil:i * dil + stride * oh:stride, j * dil:j * dil + stride * ow:stride]
+            patch = xp[:, :, i * dil:i * dil + sh * (oh - 1) + 1:sh, j * dil:j * dil + sw * (ow - 1) + 1:sw]
             y += np.einsum("nchw,kc->nkhw", patch, w[:, :, i, j])
     return y + b[None, :, None, None]
 
@@ -164,27 +167,15 @@ print("wrote stem_conv_more.onnx")
 # read by a Mul, which keeps it channels-last.
 
 
-def conv2d_strides(x, w, b, sh, sw, ph, pw):
-    n, c, h, wd = x.shape
-    k, _, r, s = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    oh, ow = (h + 2 * ph - r) // sh + 1, (wd + 2 * pw - s) // sw + 1
-    y = np.zeros((n, k, oh, ow))
-    for i in range(r):
-        for j in range(s):
-            patch = xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
-            y += np.einsum("nchw,kc->nkhw", patch, w[:, :, i, j])
-    return y + b[None, :, None, None]
-
 
 xe, we, be = r(1, (2, 3, 37, 29)), r(0.15, (24, 3, 7, 7)), r(0.1, (24,))
-ye = 0.5 * np.maximum(conv2d_strides(xe, we, be, 2, 2, 3, 3), 0)
+ye = 0.5 * np.maximum(conv2d_dil(xe, we, be, 2, 3, 1), 0)
 xf, wf, bf = r(1, (3, 4, 23, 26)), r(0.2, (16, 4, 5, 5)), r(0.1, (16,))
-yf0 = conv2d_strides(xf, wf, bf, 2, 2, 2, 2)
+yf0 = conv2d_dil(xf, wf, bf, 2, 2, 1)
 zf = r(1, yf0.shape)
 yf = 0.5 * np.maximum(yf0 + zf, 0)
 xg, wg, bg = r(1, (2, 2, 31, 20)), r(0.3, (8, 2, 4, 3)), r(0.1, (8,))
-yg = 0.5 * conv2d_strides(xg, wg, bg, 3, 2, 1, 1)
+yg = 0.5 * conv2d_dil(xg, wg, bg, (3, 2), 1, 1)
 inits = [numpy_helper.from_array(a.astype(f32), n) for n, a in
          (("we", we), ("be", be), ("wf", wf), ("bf", bf), ("wg", wg), ("bg", bg))]
 inits.append(numpy_helper.from_array(np.array(0.5, f32), "half"))
