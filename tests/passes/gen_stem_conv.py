@@ -160,14 +160,11 @@ for n, a in (("xc", xc), ("zc", zc), ("xd", xd), ("yc", yc), ("yd", yd)):
 print("wrote stem_conv_more.onnx")
 
 # And tests/passes/s2d_conv.onnx: strided convolutions of few channels, the shapes the
-# space-to-depth folding takes (ops/cuda/conv_fold.c, as does its width folding): ResNet's 7x7 stride-2
-# stem on odd sizes (the rearrangement's implicit right padding); 5x5 stride 2 over 4
+# space-to-depth folding takes (ops/cuda/conv_fold.c, as does its width folding):
+# ResNet's 7x7 stride-2 stem on odd sizes (the rearrangement's implicit right padding); 5x5 stride 2 over 4
 # channels (16 after the rearrangement, none padded) with a residual before ReLU; a 4x3
 # window of strides 3 and 2 over 2 channels (12, padded to 16), no activation. Each is
 # read by a Mul, which keeps it channels-last.
-
-
-
 xe, we, be = r(1, (2, 3, 37, 29)), r(0.15, (24, 3, 7, 7)), r(0.1, (24,))
 ye = 0.5 * np.maximum(conv2d_dil(xe, we, be, 2, 3, 1), 0)
 xf, wf, bf = r(1, (3, 4, 23, 26)), r(0.2, (16, 4, 5, 5)), r(0.1, (16,))
