@@ -34,8 +34,10 @@ typedef struct cl_state {
   int *nchw_copy; /* per channels-last value: its NCHW copy, or -1 */
   double *key;    /* per node: position for the final reordering */
   int *readers;   /* per value at the start (the pattern checks need them) */
+  int n_read;     /* the values readers counts */
   int cap_values, cap_nodes;
-  int added;
+  int added;  /* Transposes */
+  int copies; /* per-tensor Q/DQ nodes copied (qdq_copy_cl) */
 } cl_state;
 
 static bool grow_state(cl_state *s) {
@@ -106,11 +108,92 @@ static int add_transpose(cl_state *s, int v, const int *perm, const char *suffix
   return t;
 }
 
-/* v's channels-last form (v itself when it is one); -1 when out of memory. */
-static int as_cl(cl_state *s, int v) {
+static bool per_tensor_qdq(const graph *g, const node *n);
+
+/* A copy of per-tensor Q/DQ node p reading `in` (p's input, channels-last) into a new
+ * channels-last value, placed right after p; -1 when out of memory, -2 when p has an
+ * attribute other than an integer (the ones Q/DQ define are: axis, block_size,
+ * output_dtype, saturate). */
+static int qdq_copy_cl(cl_state *s, int p, int in) {
+  graph *g = s->g;
+  for (int k = 0; k < g->nodes[p].n_attrs; k++)
+    if (g->nodes[p].attrs[k].type != ATTR_INT) return -2;
+  int v = g->nodes[p].outputs[0];
+  char *name = pass_unique_name(g, g->values[v].name, "_nhwc");
+  if (!name) return -1;
+  int y = graph_add_value(g, name);
+  int i = y < 0 ? -1 : graph_add_node(g, g->nodes[p].n_inputs, 1, 0);
+  if (i < 0 || !grow_state(s)) {
+    free(name);
+    return -1;
+  }
+  node *n = &g->nodes[i];
+  const node *src = &g->nodes[p];
+  n->name = name;
+  n->op_type = strdup(src->op_type);
+  n->domain = strdup(src->domain);
+  n->opset = src->opset;
+  n->model_index = -1;
+  n->op = src->op;
+  if (!n->op_type || !n->domain) return -1;
+  for (int k = 0; k < src->n_inputs; k++) n->inputs[k] = src->inputs[k];
+  n->inputs[0] = in;
+  n->outputs[0] = y;
+  for (int k = 0; k < g->nodes[p].n_attrs; k++) {
+    const attr *a = &g->nodes[p].attrs[k];
+    if (pass_set_attr_int(&g->nodes[i], a->name, a->i) != INFER_OK) return -1;
+  }
+  if (pass_reparse(&g->nodes[i]) != INFER_OK) return -1;
+  value *yv = &g->values[y];
+  yv->t = g->values[v].t;
+  yv->t.data = NULL;
+  permute_dims(yv->t.dims, to_cl_perm);
+  yv->has_type = yv->shape_known = true;
+  yv->shape_dep = g->values[v].shape_dep;
+  yv->producer = i;
+  s->key[i] = p + 0.5;
+  s->copies++;
+  s->is_cl[y] = true;
+  return y;
+}
+
+/* v's channels-last form (v itself when it is one); -1 when out of memory. The output
+ * of a per-tensor QuantizeLinear / DequantizeLinear becomes channels-last through the
+ * node rather than after it, on its input's channels-last form (so recursively up a
+ * Q -> DQ pair): the node itself when nothing else reads its output (it was visited
+ * before and stayed NCHW, so no other reader sees the change), else a copy of it. The
+ * Transpose then lands before the pair, which stays next to the convolution that reads
+ * it (what pass int8-conv matches), and a graph input's Transpose joins the input's cast
+ * on the GPU; the copy costs one elementwise pass, the Transpose it replaces as much. */
+static int as_cl_from(cl_state *s, int v, bool in_place);
+
+static int as_cl(cl_state *s, int v) { return as_cl_from(s, v, true); }
+
+/* in_place false: v's NCHW readers all stay (the asking node is a copy), so its
+ * producer is copied rather than changed. */
+static int as_cl_from(cl_state *s, int v, bool in_place) {
   if (s->is_cl[v]) return v;
   if (s->cl_copy[v] >= 0) return s->cl_copy[v];
   graph *g = s->g;
+  int p = pass_producer(g, v);
+  if (p >= 0 && s->readers && v < s->n_read && per_tensor_qdq(g, &g->nodes[p]) &&
+      g->nodes[p].inputs[0] >= 0) {
+    bool self = in_place && s->readers[v] == 1;
+    int in = as_cl_from(s, g->nodes[p].inputs[0], self);
+    if (in < 0) return -1;
+    if (self) {
+      g->nodes[p].inputs[0] = in;
+      permute_dims(g->values[v].t.dims, to_cl_perm);
+      s->is_cl[v] = true;
+      return v;
+    }
+    int c = qdq_copy_cl(s, p, in);
+    if (c == -1) return -1;
+    if (c >= 0) {
+      s->cl_copy[v] = c;
+      return c;
+    }
+  }
   int c = g->values[v].kind == VALUE_CONSTANT ? permuted_constant(s, v, to_cl_perm)
                                               : add_transpose(s, v, to_cl_perm, "_nhwc");
   if (c >= 0) {
@@ -576,12 +659,13 @@ infer_status pass_to_channels_last(graph *g, int *added) {
   int n0 = g->n_nodes;
   for (int i = 0; i < n0; i++) s.key[i] = i;
   s.readers = pass_count_readers(g);
+  s.n_read = g->n_values;
   for (int i = 0; st == INFER_OK && i < n0; i++)
     if (!g->nodes[i].removed) st = visit(&s, i);
   /* graph outputs never become channels-last (converted nodes skip them) */
   for (int v = 0; st == INFER_OK && v < g->n_values && v < s.cap_values; v++)
     if (s.is_cl[v]) g->values[v].channels_last = true;
-  if (st == INFER_OK && s.added) st = pass_reorder_nodes(g, s.key);
+  if (st == INFER_OK && (s.added || s.copies)) st = pass_reorder_nodes(g, s.key);
   *added = s.added;
 out:
   free(s.is_cl);

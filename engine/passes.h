@@ -116,7 +116,8 @@ infer_status pass_bn_to_affine(graph *g, int *rewritten);
 
 /* fp16 GPU builds only (after the others): 2-D convolutions and the elementwise
  * ops, Concats and pools between them on NHWC data; Transposes where NCHW readers
- * remain (engine/pass_channels_last.c). *added: Transpose nodes added. */
+ * remain, and copies of a per-tensor Q/DQ whose output both layouts read
+ * (engine/pass_channels_last.c). *added: Transpose nodes added. */
 infer_status pass_to_channels_last(graph *g, int *added);
 
 /* After to-channels-last: a FusedConv ending in Clip(0, b) whose only reader is a

@@ -3,9 +3,13 @@
 leave, and their answers computed here from the integers, independently of infer.
 
 DIR/int8_conv.onnx (opset 13): two convolutions on symmetric int8 tensors,
-    y1 = Relu(Conv(DQ(Q(x)), DQ(w1)) + b1 + r)          3x3, pad 1, 8 -> 16 channels
-    y  = Conv(DQ(Q(y1)), DQ(w2)) + b2                   1x1, stride 2, 16 -> 8
-(Q/DQ: per tensor, zero point 0; weights int8 per output channel with max|q| = 127),
+    a  = Relu(Conv(DQ(Q(x)), DQ(w1)) + b1 + r)          3x3, pad 1, 8 -> 16 channels
+    c  = Conv(DQ(Q(a)), DQ(w2)) + b2                    1x1, stride 2, 16 -> 8
+    y1 = a / 2, y = c / 2
+(Q/DQ: per tensor, zero point 0; weights int8 per output channel with max|q| = 127; the
+halving Muls (exact) are readers between each convolution and its graph output: the
+channels-last pass leaves a node that writes a graph output NCHW, and on the GPU the
+pass int8-conv takes channels-last nodes only),
 and four that must stay float: y3 with 3 output channels (not a multiple of 4), y4 on an
 input of zero point 3, y5 with weights off integer multiples of a scale by up to 0.01,
 y6 of two groups. Inputs x (2x8x10x10) and r (2x16x10x10), seeded, to DIR/x.npy and
@@ -68,6 +72,7 @@ def main():
     zp = const("zp", np.array(0, np.int8))
     const("sx", np.array(sx, np.float32))
     const("sy1", np.array(sy1, np.float32))
+    const("half", np.array(0.5, np.float32))
     const("zp3", np.array(3, np.int8))
     w5 = (q1 * s1.reshape(-1, 1, 1, 1) + rng.uniform(-0.01, 0.01, q1.shape)).astype(np.float32)
     const("w5", w5)
@@ -84,10 +89,12 @@ def main():
         helper.make_node("DequantizeLinear", ["xq", "sx", "zp"], ["xd"]),
         helper.make_node("Conv", ["xd", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
         helper.make_node("Add", ["c1", "r"], ["a1"]),
-        helper.make_node("Relu", ["a1"], ["y1"]),
-        helper.make_node("QuantizeLinear", ["y1", "sy1", "zp"], ["y1q"]),
+        helper.make_node("Relu", ["a1"], ["y1r"]),
+        helper.make_node("Mul", ["y1r", "half"], ["y1"]),
+        helper.make_node("QuantizeLinear", ["y1r", "sy1", "zp"], ["y1q"]),
         helper.make_node("DequantizeLinear", ["y1q", "sy1", "zp"], ["y1d"]),
-        helper.make_node("Conv", ["y1d", "w2", "b2"], ["y"], strides=[2, 2]),
+        helper.make_node("Conv", ["y1d", "w2", "b2"], ["yc"], strides=[2, 2]),
+        helper.make_node("Mul", ["yc", "half"], ["y"]),
         helper.make_node("Conv", ["xd", "w3"], ["y3"], pads=[1, 1, 1, 1]),
         # near misses, which must stay float: a zero point of 3, weights that are no
         # integer multiples of one scale, two groups
@@ -124,7 +131,7 @@ def main():
     xd4 = (np.clip(np.rint(x.astype(np.float64) / np.float64(sx)) + 3, -128, 127) - 3) * np.float64(sx)
     w1d = (q1 * s1.reshape(-1, 1, 1, 1)).astype(np.float64)
     w6d = (q6 * s6.reshape(-1, 1, 1, 1)).astype(np.float64)
-    outs = {"y1": y1, "y": y, "y3": y3, "y4": conv(xd4, w1d, 1, 1),
+    outs = {"y1": y1 / 2, "y": y / 2, "y3": y3, "y4": conv(xd4, w1d, 1, 1),
             "y5": conv(xd, w5.astype(np.float64), 1, 1),
             "y6": np.concatenate([conv(xd[:, :4], w6d[:4], 1, 1), conv(xd[:, 4:], w6d[4:], 1, 1)], 1)}
     np.save(os.path.join(out, "x.npy"), x)
@@ -151,9 +158,10 @@ def main():
         return 2 * (2 * u * sums.max() + u * np.abs(outs[name]).max()) + flip(sx, wd)
 
     w2d = q2 * s2.reshape(-1, 1, 1, 1)
+    # y1 and y: the bounds of the convolutions' outputs, halved as exactly as the values
     bounds = {
-        "y1": 2 * u * (np.abs(b1).max() + np.abs(r).max() + np.abs(y1).max()) + flip(sx, w1d),
-        "y": 2 * u * (np.abs(b2).max() + np.abs(y).max()) + flip(sy1, w2d),
+        "y1": (2 * u * (np.abs(b1).max() + np.abs(r).max() + np.abs(y1).max()) + flip(sx, w1d)) / 2,
+        "y": (2 * u * (np.abs(b2).max() + np.abs(y).max()) + flip(sy1, w2d)) / 2,
         "y3": float_path("y3", ax, (q3 * s3.reshape(-1, 1, 1, 1)).astype(np.float64)),
         "y4": float_path("y4", np.abs(xd4), w1d),
         "y5": float_path("y5", ax, w5.astype(np.float64)),
