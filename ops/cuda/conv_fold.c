@@ -72,8 +72,11 @@ static infer_status fold_prepare(const cuda_exec *x, const conv_problem *p, bool
               (p->r <= p->stride_h && p->s <= p->stride_w)))
     return infer_fail(INFER_ERR_UNSUPPORTED, "s2d-cudnn-graph: stride > 1 with an overlapping "
                       "window, at most 64 channels folded");
-  if (!s2d && (p->s < 2 || p->s * p->c > 64))
-    return infer_fail(INFER_ERR_UNSUPPORTED, "wfold-cudnn-graph: a window 2 to 64 / C wide");
+  /* wfold: columns that overlap (a window no wider than its stride is patch-gemm's or
+   * s2d's case, and searching it would only lengthen the build: ViT's patch embedding) */
+  if (!s2d && (p->s < 2 || p->s <= p->stride_w || p->s * p->c > 64))
+    return infer_fail(INFER_ERR_UNSUPPORTED, "wfold-cudnn-graph: a window 2 to 64 / C wide "
+                      "and wider than its stride");
   fold_state *s = calloc(1, sizeof *s);
   if (!s) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   conv_problem q = *p; /* the folded problem */
