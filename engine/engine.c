@@ -73,10 +73,10 @@ static infer_status engine_run_passes(graph *g, const struct infer_options *o) {
    * it has run on a GPU); on the CUDA backend the channels-last ones (what its int8
    * convolution takes), elsewhere every match (the CPU then checks the rewrite) */
   if (config_flag(&o->cfg, "int8", false)) {
-    int before = graph_live_nodes(g), rewritten = 0;
-    TRY(pass_int8_conv(g, o->device == INFER_DEVICE_CUDA, &rewritten));
-    log_info(&o->log, "pass int8-conv: nodes %d -> %d (%d convolutions on int8 tensors)",
-             before, graph_live_nodes(g), rewritten);
+    int before = graph_live_nodes(g), rewritten = 0, absorbed = 0;
+    TRY(pass_int8_conv(g, o->device == INFER_DEVICE_CUDA, &rewritten, &absorbed));
+    log_info(&o->log, "pass int8-conv: nodes %d -> %d (%d convolutions on int8 tensors, %d "
+             "writing int8)", before, graph_live_nodes(g), rewritten, absorbed);
   }
   /* last: what the other passes left of elementwise chains, on its final layout */
   int before_ew = graph_live_nodes(g), fused = 0;

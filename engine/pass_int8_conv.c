@@ -15,7 +15,9 @@
  *   cores take) and FusedConv has no input_max;
  * - with channels_last_only (the GPU), the node is channels-last.
  * It is rewritten in place to Int8Conv(xq, q, S = sx * sw, [B], [Z]) with its own
- * attributes. The DequantizeLinear stays for its other readers (remove-dead drops it
+ * attributes. Where its output's only reader is a per-tensor QuantizeLinear to int8 with
+ * zero point 0, the Int8Conv takes that scale (y_scale) and writes the quantized output
+ * itself (absorb_quantize). The DequantizeLinear stays for its other readers (remove-dead drops it
  * otherwise). Where nothing matches (uint8 or asymmetric activations, other weight
  * scales) the model runs as before: dequantized to float. */
 #include <math.h>
@@ -136,8 +138,43 @@ static infer_status rewrite_at(graph *g, int i, bool channels_last_only, int *re
   return INFER_OK;
 }
 
-infer_status pass_int8_conv(graph *g, bool channels_last_only, int *rewritten) {
-  *rewritten = 0;
+/* Int8Conv i whose output only a per-tensor QuantizeLinear to int8 with zero point 0
+ * reads: the Int8Conv writes that QuantizeLinear's output itself (its attribute y_scale),
+ * and the QuantizeLinear goes. A QDQ model quantizes every convolution's output for the
+ * next one, so the float output and its separate quantizing pass disappear. */
+static infer_status absorb_quantize(graph *g, int i, int *readers, int *absorbed) {
+  int y = g->nodes[i].outputs[0];
+  int r = y >= 0 ? pass_sole_reader(g, y, readers) : -1;
+  if (r < 0) return INFER_OK;
+  const node *q = &g->nodes[r];
+  if (!pass_node_is(q, "QuantizeLinear") || q->n_inputs < 3 || q->inputs[0] != y ||
+      q->n_outputs != 1 || q->outputs[0] < 0 || q->inputs[1] < 0 || q->inputs[2] < 0)
+    return INFER_OK;
+  int64_t block = 0, sat = 1;
+  if (attr_get_int(q, "block_size", 0, &block) != INFER_OK || block != 0 ||
+      attr_get_int(q, "saturate", 1, &sat) != INFER_OK)
+    return INFER_OK;
+  double scale, zp;
+  const value *yq = &g->values[q->outputs[0]];
+  if (g->values[q->inputs[1]].t.dtype != INFER_DTYPE_FLOAT32 || !const_scalar(g, q, 1, &scale) ||
+      !(scale > 0) || !isfinite(scale) || (float)scale <= 0 ||
+      g->values[q->inputs[2]].t.dtype != INFER_DTYPE_INT8 || !const_scalar(g, q, 2, &zp) ||
+      zp != 0 || !yq->has_type || yq->t.dtype != INFER_DTYPE_INT8)
+    return INFER_OK;
+  int out = q->outputs[0];
+  pass_remove_node(g, r, readers);
+  node *n = &g->nodes[i];
+  TRY(pass_set_attr_float(n, "y_scale", (float)scale));
+  TRY(pass_reparse(n));
+  n->outputs[0] = out;
+  g->values[out].producer = i;
+  g->values[y].producer = -1; /* read by nothing now */
+  (*absorbed)++;
+  return INFER_OK;
+}
+
+infer_status pass_int8_conv(graph *g, bool channels_last_only, int *rewritten, int *absorbed) {
+  *rewritten = *absorbed = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     const node *n = &g->nodes[i];
     if (n->removed) continue;
@@ -146,5 +183,13 @@ infer_status pass_int8_conv(graph *g, bool channels_last_only, int *rewritten) {
          strcmp(n->domain, "com.microsoft") == 0))
       TRY(rewrite_at(g, i, channels_last_only, rewritten));
   }
-  return INFER_OK;
+  if (!*rewritten) return INFER_OK;
+  int *readers = pass_count_readers(g);
+  if (!readers) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "int8-conv: out of memory");
+  infer_status st = INFER_OK;
+  for (int i = 0; st == INFER_OK && i < g->n_nodes; i++)
+    if (!g->nodes[i].removed && strcmp(g->nodes[i].op_type, "Int8Conv") == 0)
+      st = absorb_quantize(g, i, readers, absorbed);
+  free(readers);
+  return st;
 }

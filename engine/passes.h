@@ -106,9 +106,11 @@ infer_status pass_fuse_row_gather(graph *g, int *removed);
 /* Conv / FusedConv reading a per-tensor int8 DequantizeLinear (zero point 0), with float
  * weights that are per-channel symmetric int8 values times their scale, group 1 and
  * channel counts that are multiples of 4 (channels-last ones only, with
- * channels_last_only) -> Int8Conv (domain infer) on the int8 tensors, in place
- * (engine/pass_int8_conv.c). *rewritten: convolutions rewritten. */
-infer_status pass_int8_conv(graph *g, bool channels_last_only, int *rewritten);
+ * channels_last_only) -> Int8Conv (domain infer) on the int8 tensors, in place; one
+ * whose only reader is a per-tensor QuantizeLinear to int8 (zero point 0) then writes
+ * its output quantized, the QuantizeLinear removed (engine/pass_int8_conv.c).
+ * *rewritten: convolutions rewritten; *absorbed: QuantizeLinears so removed. */
+infer_status pass_int8_conv(graph *g, bool channels_last_only, int *rewritten, int *absorbed);
 
 /* An inference BatchNormalization left unfolded -> FusedChain x * a[c] + b[c]
  * (engine/pass_bn_affine.c). *rewritten: nodes rewritten. */

@@ -45,6 +45,13 @@ typedef struct fused_conv_params {
   float input_max;
 } fused_conv_params;
 
+/* Int8Conv's (ops/conv_int8.c): FusedConv's, then y_scale (> 0: Y is int8, quantized by
+ * it; 0: Y is S's float dtype). The GPU side reads them too (ops/cuda/conv_int8.c). */
+typedef struct int8_conv_params {
+  fused_conv_params f;
+  float y_scale;
+} int8_conv_params;
+
 /* Sizes of one Conv/ConvTranspose problem, from the input shapes. */
 typedef struct conv_dims {
   int64_t n, c, m, cg, mg, group, kernel; /* kernel = prod(k) */

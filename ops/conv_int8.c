@@ -7,28 +7,49 @@
  * FusedConv's attributes (channels_last among them). It is what a QDQ model's
  * DequantizeLinear -> Conv on symmetric int8 tensors computes, in the form the GPU
  * runs as one int8 tensor-core convolution (ops/cuda/conv_int8.c). The output dtype is
- * S's (float32, or float16 where the engine stores floats so).
+ * S's (float32, or float16 where the engine stores floats so). With the attribute
+ * y_scale (> 0; the pass's when Y's only reader was a QuantizeLinear to int8 with zero
+ * point 0) Y is that QuantizeLinear's output instead: int8, saturate(rint(Y / y_scale)),
+ * the quotient in float32 as QuantizeLinear's.
  *
  * The CPU reference stages X as float32 (its integers, exactly) and W as q * S[m], then
  * runs FusedConv's own code on them in float32 (bias, residual and output staged where
  * the engine stores float16): one rounding to the output dtype, as the GPU's int8
  * engines have. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conv_fused.h"
+#include "quant_util.h"
 
 static const char *const int8_attr_names[] = {
     "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides",
-    "activation", "activation_params", "channels_last", NULL};
+    "activation", "activation_params", "channels_last", "y_scale", NULL};
 
 static infer_status int8_parse(const node *n, void **params) {
-  return fused_conv_parse_as(n, "Int8Conv", params);
+  TRY(fused_conv_parse_as(n, "Int8Conv", params));
+  int8_conv_params *p = realloc(*params, sizeof *p);
+  if (!p) {
+    free(*params);
+    *params = NULL;
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  *params = p;
+  infer_status st = attr_get_float(n, "y_scale", 0.0f, &p->y_scale);
+  if (st == INFER_OK && (p->y_scale < 0 || !isfinite(p->y_scale)))
+    st = infer_fail(INFER_ERR_INVALID_MODEL, "Int8Conv: y_scale %g (internal) must be a "
+                    "finite positive number", (double)p->y_scale);
+  if (st != INFER_OK) {
+    free(p);
+    *params = NULL;
+  }
+  return st;
 }
 
-/* float32 views (no data) of X and W and, where Y is another float dtype, of B, Z and Y
- * (staged: the sums are then float32 whatever the engine stores, as on the GPU); ins and
- * outs are FusedConv's lists. */
+/* float32 views (no data) of X and W and, where Y is another float dtype or quantized
+ * (y_scale), of B, Z and Y (staged: the sums are then float32 whatever the engine
+ * stores, as on the GPU); ins and outs are FusedConv's lists. */
 typedef struct int8_views {
   tensor x, w, b, z, y;
   const tensor *ins[4];
@@ -36,8 +57,8 @@ typedef struct int8_views {
   bool staged; /* B, Z, Y through float32 copies */
 } int8_views;
 
-static infer_status views_make(const node *n, const tensor *const *in, tensor *y,
-                               int8_views *v) {
+static infer_status views_make(const node *n, const int8_conv_params *p,
+                               const tensor *const *in, tensor *y, int8_views *v) {
   const tensor *s = in[2];
   if (in[0]->dtype != INFER_DTYPE_INT8 || in[1]->dtype != INFER_DTYPE_INT8)
     return infer_fail(INFER_ERR_INVALID_MODEL, "Int8Conv: X and W must be int8, not %s and %s",
@@ -53,7 +74,7 @@ static infer_status views_make(const node *n, const tensor *const *in, tensor *y
   v->x.dtype = v->w.dtype = INFER_DTYPE_FLOAT32;
   v->x.data = v->w.data = NULL;
   const tensor *b = n->n_inputs > 3 ? in[3] : NULL, *z = n->n_inputs > 4 ? in[4] : NULL;
-  v->staged = s->dtype != INFER_DTYPE_FLOAT32;
+  v->staged = s->dtype != INFER_DTYPE_FLOAT32 || p->y_scale > 0;
   v->ins[0] = &v->x;
   v->ins[1] = &v->w;
   v->ins[2] = b;
@@ -70,9 +91,11 @@ static infer_status views_make(const node *n, const tensor *const *in, tensor *y
 static infer_status int8_infer(const node *n, const void *params, const tensor *const *in,
                                tensor *const *out) {
   int8_views v;
-  TRY(views_make(n, in, NULL, &v));
+  TRY(views_make(n, params, in, NULL, &v));
   TRY(fused_conv_infer(n, params, v.ins, out));
-  out[0]->dtype = in[2]->dtype; /* S's: the engine's float dtype */
+  /* S's: the engine's float dtype, or the QuantizeLinear's int8 */
+  out[0]->dtype = ((const int8_conv_params *)params)->y_scale > 0 ? INFER_DTYPE_INT8
+                                                                   : in[2]->dtype;
   return INFER_OK;
 }
 
@@ -81,7 +104,7 @@ static int64_t count_of(const tensor *t) { return t ? dims_count(t->rank, t->dim
 static int64_t int8_workspace(const node *n, const void *params, const tensor *const *in,
                               tensor *const *out) {
   int8_views v;
-  if (views_make(n, in, out[0], &v) != INFER_OK) return -1;
+  if (views_make(n, params, in, out[0], &v) != INFER_OK) return -1;
   int64_t conv = fused_conv_workspace(n, params, v.ins, v.outs), total = 0;
   if (conv < 0 || !ws_add(&total, count_of(&v.x), 4) || !ws_add(&total, count_of(&v.w), 4))
     return -1;
@@ -93,8 +116,9 @@ static int64_t int8_workspace(const node *n, const void *params, const tensor *c
 
 static infer_status int8_run(const node *n, const void *params, const tensor *const *in,
                              tensor *const *out, void *ws) {
+  const int8_conv_params *p = params;
   int8_views v;
-  TRY(views_make(n, in, out[0], &v));
+  TRY(views_make(n, p, in, out[0], &v));
   int64_t nx = count_of(&v.x), nw = count_of(&v.w);
   int64_t m = v.w.dims[0], per = m > 0 ? nw / m : 0; /* output channels lead either layout */
   char *cur = ws;
@@ -115,7 +139,14 @@ static infer_status int8_run(const node *n, const void *params, const tensor *co
     }
   }
   TRY(fused_conv_run(n, params, v.ins, v.outs, cur));
-  if (v.staged) stage_from_f32(v.y.data, out[0]->dtype, count_of(out[0]), out[0]->data);
+  if (p->y_scale > 0) { /* QuantizeLinear's arithmetic (ops/quant_linear.c) */
+    const float *yf = v.y.data;
+    int8_t *yq = out[0]->data;
+    for (int64_t i = 0, c = count_of(out[0]); i < c; i++)
+      yq[i] = (int8_t)quant_round_saturate(yf[i] / p->y_scale, 0, -128, 127);
+  } else if (v.staged) {
+    stage_from_f32(v.y.data, out[0]->dtype, count_of(out[0]), out[0]->data);
+  }
   return INFER_OK;
 }
 

@@ -6,6 +6,8 @@ DIR/int8_conv.onnx (opset 13): two convolutions on symmetric int8 tensors,
     a  = Relu(Conv(DQ(Q(x)), DQ(w1)) + b1 + r)          3x3, pad 1, 8 -> 16 channels
     c  = Conv(DQ(Q(a)), DQ(w2)) + b2                    1x1, stride 2, 16 -> 8
     y1 = a / 2, y = c / 2
+    y7 = DQ(Q(Relu(Conv(DQ(Q(x)), DQ(w7)) + b7))) / 2   3x3, pad 1, 8 -> 16: the Q is its
+                                                        only reader (written as int8)
 (Q/DQ: per tensor, zero point 0; weights int8 per output channel with max|q| = 127; the
 halving Muls (exact) are readers between each convolution and its graph output: the
 channels-last pass leaves a node that writes a graph output NCHW, and on the GPU the
@@ -76,7 +78,12 @@ def main():
     const("zp3", np.array(3, np.int8))
     w5 = (q1 * s1.reshape(-1, 1, 1, 1) + rng.uniform(-0.01, 0.01, q1.shape)).astype(np.float32)
     const("w5", w5)
-    for k, q, s in [(1, q1, s1), (2, q2, s2), (3, q3, s3), (6, q6, s6)]:
+    q7, s7 = weights(rng, (16, 8, 3, 3))
+    b7 = rng.uniform(-1, 1, 16).astype(np.float32)
+    sy7 = np.float32(0.3)
+    const("b7", b7)
+    const("sy7", np.array(sy7, np.float32))
+    for k, q, s in [(1, q1, s1), (2, q2, s2), (3, q3, s3), (6, q6, s6), (7, q7, s7)]:
         const("w%d_q" % k, q)
         const("w%d_s" % k, s)
         const("w%d_zp" % k, np.zeros(s.shape, np.int8))
@@ -95,6 +102,11 @@ def main():
         helper.make_node("DequantizeLinear", ["y1q", "sy1", "zp"], ["y1d"]),
         helper.make_node("Conv", ["y1d", "w2", "b2"], ["yc"], strides=[2, 2]),
         helper.make_node("Mul", ["yc", "half"], ["y"]),
+        helper.make_node("Conv", ["xd", "w7", "b7"], ["c7"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c7"], ["r7"]),
+        helper.make_node("QuantizeLinear", ["r7", "sy7", "zp"], ["r7q"]),
+        helper.make_node("DequantizeLinear", ["r7q", "sy7", "zp"], ["r7d"]),
+        helper.make_node("Mul", ["r7d", "half"], ["y7"]),
         helper.make_node("Conv", ["xd", "w3"], ["y3"], pads=[1, 1, 1, 1]),
         # near misses, which must stay float: a zero point of 3, weights that are no
         # integer multiples of one scale, two groups
@@ -113,7 +125,8 @@ def main():
          helper.make_tensor_value_info("y3", TensorProto.FLOAT, [2, 3, 10, 10]),
          helper.make_tensor_value_info("y4", TensorProto.FLOAT, [2, 16, 10, 10]),
          helper.make_tensor_value_info("y5", TensorProto.FLOAT, [2, 16, 10, 10]),
-         helper.make_tensor_value_info("y6", TensorProto.FLOAT, [2, 8, 10, 10])], inits)
+         helper.make_tensor_value_info("y6", TensorProto.FLOAT, [2, 8, 10, 10]),
+         helper.make_tensor_value_info("y7", TensorProto.FLOAT, [2, 16, 10, 10])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     onnx.checker.check_model(m)
@@ -134,6 +147,9 @@ def main():
     outs = {"y1": y1 / 2, "y": y / 2, "y3": y3, "y4": conv(xd4, w1d, 1, 1),
             "y5": conv(xd, w5.astype(np.float64), 1, 1),
             "y6": np.concatenate([conv(xd[:, :4], w6d[:4], 1, 1), conv(xd[:, 4:], w6d[4:], 1, 1)], 1)}
+    a7 = conv(xq, q7.astype(np.float64), 1, 1) * (np.float64(sx) * s7.astype(np.float64)).reshape(1, -1, 1, 1)
+    a7 = np.maximum(a7 + b7.reshape(1, -1, 1, 1), 0)
+    outs["y7"] = quantize(a7, np.float64(sy7)) * np.float64(sy7) / 2
     np.save(os.path.join(out, "x.npy"), x)
     np.save(os.path.join(out, "r.npy"), r)
     for name, v in outs.items():
@@ -166,6 +182,10 @@ def main():
         "y4": float_path("y4", np.abs(xd4), w1d),
         "y5": float_path("y5", ax, w5.astype(np.float64)),
         "y6": float_path("y6", ax, w6d, 2),
+        # y7: whole quanta of sy7 (halved); float16 storage of its bias and scales moves
+        # a value across a rounding boundary by far less than a quantum: one quantum,
+        # and the float16 roundings of the dequantized value and of its half
+        "y7": float(sy7) / 2 + 2 * 2 * u * np.abs(outs["y7"]).max(),
     }
     with open(os.path.join(out, "bounds16.json"), "w") as f:
         json.dump({k: float(v) for k, v in bounds.items()}, f)

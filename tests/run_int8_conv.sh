@@ -1,10 +1,12 @@
 #!/bin/sh
 # run_int8_conv.sh PYTHON INFER WORK_DIR fp32|fp16 [INFER_ARGS...]: the pass int8-conv
-# and Int8Conv on tests/make_int8_conv.py's model (two convolutions on symmetric int8
-# tensors, one with bias, residual and Relu; four near misses that must stay float), with
-# --config int8=1 and INFER_ARGS (e.g. --device cuda --precision fp16):
-#   1. the log says exactly the two convolutions were rewritten (the test fails if the
-#      pass stops matching or takes a near miss, not only if it computes wrongly);
+# and Int8Conv on tests/make_int8_conv.py's model (three convolutions on symmetric int8
+# tensors, one with bias, residual and Relu, one whose only reader is a QuantizeLinear;
+# four near misses that must stay float), with --config int8=1 and INFER_ARGS (e.g.
+# --device cuda --precision fp16):
+#   1. the log says exactly the three convolutions were rewritten, the third writing its
+#      QuantizeLinear's int8 output (the test fails if the pass stops matching or takes
+#      a near miss, not only if it computes wrongly);
 #   2. every output matches the script's float64 answer from the integers: fp32 within
 #      1e-6 of each output's largest magnitude (float32 sums of up to 72 products); fp16 within the bounds the script prints for a
 #      device that sums the int8 products exactly (float16 bias, residual and output
@@ -25,8 +27,8 @@ out=$("$infer" "$dir/int8_conv.onnx" --input x="$dir/x.npy" --input r="$dir/r.np
   --config int8=1 --verbose --output "$dir/out" "$@" 2>&1) ||
   { echo "$out"; echo "FAIL: infer failed"; exit 1; }
 echo "$out" | grep -E "int8-conv|implementations|output"
-echo "$out" | grep -q "pass int8-conv: .*(2 convolutions on int8 tensors)" ||
-  { echo "FAIL: the pass did not rewrite the two convolutions"; exit 1; }
+echo "$out" | grep -q "pass int8-conv: .*(3 convolutions on int8 tensors, 1 writing int8)" ||
+  { echo "FAIL: the pass did not rewrite the three convolutions, one of them writing int8"; exit 1; }
 "$py" - "$dir" "$mode" <<'PY' || exit 1
 import json
 import sys

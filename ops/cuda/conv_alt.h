@@ -42,6 +42,11 @@ typedef struct conv_problem {
    * build) before the bias; y, bias and z are kdt. Only cudnn-graph takes it. */
   bool int8;
   const float *scale_dev;
+  /* Int8Conv writing int8 (its y_scale, ops/conv_int8.c): with int8, y is int8, the
+   * epilogue's result times y_inv_dev (float32, one per output channel, device memory
+   * fixed at build) rounded and saturated by cuDNN. Only cudnn-graph takes it. */
+  bool y_int8;
+  const float *y_inv_dev;
 } conv_problem;
 
 typedef struct conv_alt {

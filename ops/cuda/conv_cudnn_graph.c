@@ -27,7 +27,7 @@
 #include "cudnn_backend_util.h"
 
 /* unique ids of the graph's tensors: the bound ones, then the virtual ones */
-enum { UID_X = 1, UID_W, UID_B, UID_Z, UID_Y, UID_S, UID_VIRTUAL = 101 };
+enum { UID_X = 1, UID_W, UID_B, UID_Z, UID_Y, UID_S, UID_YS, UID_VIRTUAL = 101 };
 
 #define CG_MAX_CFGS 16  /* engine configs asked of the heuristics */
 /* The search runs for every convolution of every build (conformance builds thousands
@@ -45,6 +45,7 @@ typedef struct cg_state {
   int64_t ws;                         /* the plan's workspace bytes */
   bool has_bias, has_z;
   const float *scale; /* int8: the per-channel scale (device, the caller's), else NULL */
+  const float *y_inv; /* int8 output: the reciprocal of its scale (the caller's), else NULL */
   int kdt;            /* y's dtype (K_F16, or K_F32 for int8) */
   int post_act; /* an activation the graph leaves out, applied after it; else 0 */
   float alpha, beta;
@@ -117,7 +118,8 @@ static bool cg_activation(const conv_problem *p, bool *act, cudnnPointwiseMode_t
 
 /* conv -> [+ bias] -> [+ z] -> [activation], fp16 in and out, fp32 between. An int8
  * problem (Int8Conv) is conv(x, w) in int32 -> * scale (per output channel) -> the same
- * epilogue, int8 in and kdt out: the ConvScaleBiasAct pattern of cuDNN's int8 engines. */
+ * epilogue, int8 in and kdt out: the ConvScaleBiasAct pattern of cuDNN's int8 engines;
+ * with y_int8, then * 1 / y_scale into an int8 y (cuDNN rounds and saturates). */
 static infer_status cg_graph(cg_state *s, cudnnHandle_t h, const conv_problem *p, bool act,
                              cudnnPointwiseMode_t mode, double param,
                              cudnnBackendDescriptor_t *og) {
@@ -132,17 +134,19 @@ static infer_status cg_graph(cg_state *s, cudnnHandle_t h, const conv_problem *p
   int64_t bd[4] = {1, p->k, 1, 1};
   int64_t pad[2] = {p->pad_h, p->pad_w}, str[2] = {p->stride_h, p->stride_w};
   int64_t dil[2] = {p->dil_h, p->dil_w};
-  int left = 1 + p->int8 + p->has_bias + p->has_z + act, n_ops = 0;
+  const bool y8 = p->int8 && p->y_int8;
+  const cudnnDataType_t ydt = y8 ? CUDNN_DATA_INT8 : f16;
+  int left = 1 + p->int8 + p->has_bias + p->has_z + act + y8, n_ops = 0;
   int64_t vuid = UID_VIRTUAL;
-  cudnnBackendDescriptor_t tx, tw, ty, tb, tz, ts, cur, out, ops[5];
+  cudnnBackendDescriptor_t tx, tw, ty, tb, tz, ts, tys, cur, out, ops[6];
   TRY(be_tensor(pl, UID_X, xdt, xd, cl, false, CG_ALIGN, &tx));
   TRY(be_tensor(pl, UID_W, xdt, wd, cl, false, CG_ALIGN, &tw));
   if (p->y_pitch) { /* a slice of a wider channels-last tensor: pixels y_pitch apart */
     int64_t ys[4] = {(int64_t)p->out_h * p->out_w * p->y_pitch, 1, p->out_w * p->y_pitch,
                      p->y_pitch};
-    TRY(be_tensor_strided(pl, UID_Y, f16, yd, ys, false, false, CG_ALIGN, &ty));
+    TRY(be_tensor_strided(pl, UID_Y, ydt, yd, ys, false, false, CG_ALIGN, &ty));
   } else {
-    TRY(be_tensor(pl, UID_Y, f16, yd, cl, false, CG_ALIGN, &ty));
+    TRY(be_tensor(pl, UID_Y, ydt, yd, cl, false, CG_ALIGN, &ty));
   }
   if (p->int8) { /* the int32 sums, then their scale */
     left--;
@@ -171,6 +175,12 @@ static infer_status cg_graph(cg_state *s, cudnnHandle_t h, const conv_problem *p
   if (act) {
     TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &out));
     TRY(be_pointwise(pl, mode, f32, param, cur, NULL, out, &ops[n_ops++]));
+    cur = out;
+  }
+  if (y8) { /* quantized: times 1 / y_scale into the int8 y */
+    TRY(be_tensor(pl, UID_YS, f32, bd, cl, false, CG_ALIGN, &tys));
+    TRY(stage_out(pl, &left, &vuid, yd, cl, ty, &out));
+    TRY(be_pointwise(pl, CUDNN_POINTWISE_MUL, f32, 0, cur, tys, out, &ops[n_ops++]));
   }
   return be_graph(pl, h, ops, n_ops, og);
 }
@@ -283,6 +293,10 @@ static int cg_io(const cg_state *s, const void *in, const void *w, const void *b
     uids[n] = UID_Z;
     ptrs[n++] = (void *)z;
   }
+  if (s->y_inv) {
+    uids[n] = UID_YS;
+    ptrs[n++] = (void *)s->y_inv;
+  }
   uids[n] = UID_Y;
   ptrs[n++] = y;
   return n;
@@ -298,7 +312,8 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   cudnnPointwiseMode_t mode = CUDNN_POINTWISE_RELU_FWD;
   double param = 0;
   if (!(p->kdt == K_F16 || (p->int8 && p->kdt == K_F32)) || p->has_x_max ||
-      (p->int8 && (!p->scale_dev || !p->channels_last || p->y_pitch)))
+      (p->int8 && (!p->scale_dev || !p->channels_last || p->y_pitch)) ||
+      (p->y_int8 && (!p->int8 || !p->y_inv_dev)))
     return infer_fail(INFER_ERR_UNSUPPORTED,
                       "cudnn-graph: float16 (or channels-last int8) convolutions without an "
                       "input clamp only");
@@ -307,6 +322,9 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
                       p->act);
   /* cuda.nan_exact: every activation leaves the graph for our epilogue pass */
   if (p->nan_exact) act = false;
+  if (p->y_int8 && p->act != CONV_ACT_NONE && !act) /* no pass after an int8 y */
+    return infer_fail(INFER_ERR_UNSUPPORTED, "cudnn-graph: an int8 output needs the "
+                      "activation inside the graph");
   /* a slice of a wider tensor (y_pitch): only the graph writes it, channels-last */
   if (p->y_pitch && (!p->channels_last || p->y_pitch < p->k || p->y_pitch % 8 ||
                      (p->act != CONV_ACT_NONE && !act)))
@@ -324,6 +342,7 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   s->has_bias = p->has_bias;
   s->has_z = p->has_z;
   s->scale = p->int8 ? p->scale_dev : NULL;
+  s->y_inv = p->y_int8 ? p->y_inv_dev : NULL;
   s->kdt = p->kdt;
   s->post_act = p->act != CONV_ACT_NONE && !act ? p->act : 0;
   s->alpha = p->alpha;
@@ -336,17 +355,18 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
   cg_cand c[CG_MAX_PLANS];
   int nc = 0, best = -1, n_io;
   char *scratch = NULL;
-  int64_t uids[6];
-  void *ptrs[6];
-  /* the search's scratch tensors (zeros; an int8 problem's scale is its own) and a
+  int64_t uids[8];
+  void *ptrs[8];
+  /* the search's scratch tensors (zeros; an int8 problem's scales are its own) and a
    * workspace for the largest plan */
   int64_t xe = p->int8 ? 1 : 2, ye = p->kdt == K_F32 ? 4 : 2;
   int64_t xb = round256((int64_t)p->n * p->c * p->h * p->w * xe);
   int64_t wb = round256((int64_t)p->k * (p->c / p->group) * p->r * p->s * xe);
   int64_t bb = round256((int64_t)p->k * ye);
   int64_t yb = round256((int64_t)p->n * (p->y_pitch ? p->y_pitch : p->k) * p->out_h *
-                        p->out_w * ye);
-  int64_t data = xb + wb + bb + 2 * yb, ws_max = 0;
+                        p->out_w * (p->y_int8 ? 1 : ye));
+  int64_t zb = round256((int64_t)p->n * p->k * p->out_h * p->out_w * ye); /* dense, kdt */
+  int64_t data = xb + wb + bb + zb + yb, ws_max = 0;
   infer_status st = cg_graph(s, h, p, act, mode, param, &og);
   if (st != INFER_OK) goto fail;
   cg_refusals why = {0};
@@ -377,7 +397,7 @@ static infer_status cg_prepare(const cuda_exec *x, const conv_problem *p, void *
     goto fail;
   }
   n_io = cg_io(s, scratch, scratch + xb, scratch + xb + wb, scratch + xb + wb + bb,
-               scratch + xb + wb + bb + yb, uids, ptrs);
+               scratch + xb + wb + bb + zb, uids, ptrs);
   for (int i = 0; i < nc; i++) {
     c[i].ms = be_time(h, x->stream, c[i].plan, n_io, uids, ptrs,
                       ws_max > 0 ? scratch + data : NULL);
@@ -425,8 +445,8 @@ static infer_status cg_run(const cuda_exec *x, const void *state, const void *in
   /* exactly the tensors the graph was built with */
   if (!in || !w || !y || !bias != !s->has_bias || !z != !s->has_z || (s->ws > 0 && !ws))
     return infer_fail(INFER_ERR_INTERNAL, "cudnn-graph: the tensors differ from the graph's");
-  int64_t uids[6];
-  void *ptrs[6];
+  int64_t uids[8];
+  void *ptrs[8];
   int n = cg_io(s, in, w, bias, z, y, uids, ptrs);
   for (int i = 0; i < n; i++)
     if ((uintptr_t)ptrs[i] % CG_ALIGN)

@@ -31,9 +31,18 @@ typedef struct int8_state {
   /* the float16 fallback: W as q * S (device), the workspace bytes of X's copy first */
   void *w16;
   int64_t x_count, x_bytes;
+  /* y_scale (int8 Y): y_inv (device, 1 / y_scale per output channel) where cuDNN's graph
+   * writes int8; else (quantize_after) the float result goes to the workspace after X's
+   * copy, y_bytes of it, and our QuantizeLinear kernel writes Y from it */
+  float *y_inv;
+  bool quantize_after;
+  int kdt_float;  /* the float result's dtype (S's) */
+  float y_scale;
+  int64_t y_count, y_bytes;
   /* with w16: "cudnn-graph-dequant (int8: why cuDNN refused)", the name --profile and
-   * --verbose print, so a run says why the int8 engines were not taken */
-  char impl[192];
+   * --verbose print, so a run says why the int8 engines were not taken; with
+   * quantize_after "...+quantize" */
+  char impl[256];
 } int8_state;
 
 static void int8_release(void *p) {
@@ -42,12 +51,15 @@ static void int8_release(void *p) {
   if (s->alt_state) conv_alt_cudnn_graph.release(s->alt_state);
   if (s->scale) cudaFree(s->scale);
   if (s->w16) cudaFree(s->w16);
+  if (s->y_inv) cudaFree(s->y_inv);
   free(s);
 }
 
-/* The conv_problem of this node: X N x H x W x C, W K x R x S x C, Y N x OH x OW x K. */
+/* The conv_problem of this node: X N x H x W x C, W K x R x S x C, Y N x OH x OW x K;
+ * y (the float result's dtype) is Y's, or S's where Y is int8 (y_scale). */
 static infer_status int8_problem(const cuda_exec *x, const node *n, const fused_conv_params *fp,
-                                 const tensor *const *in, const tensor *Y, conv_problem *q) {
+                                 const tensor *const *in, const tensor *Y, infer_dtype y,
+                                 conv_problem *q) {
   const tensor *X = in[0], *W = in[1];
   if (!fp || !fp->channels_last || X->rank != 4 || W->rank != 4 || Y->rank != 4)
     return infer_fail(INFER_ERR_UNSUPPORTED,
@@ -55,9 +67,9 @@ static infer_status int8_problem(const cuda_exec *x, const node *n, const fused_
   if (fp->conv.group != 1)
     return infer_fail(INFER_ERR_UNSUPPORTED, "Int8Conv on the GPU: group %lld (1 only)",
                       (long long)fp->conv.group);
-  if (Y->dtype != INFER_DTYPE_FLOAT16 && Y->dtype != INFER_DTYPE_FLOAT32)
+  if (y != INFER_DTYPE_FLOAT16 && y != INFER_DTYPE_FLOAT32)
     return infer_fail(INFER_ERR_UNSUPPORTED, "Int8Conv on the GPU: output %s",
-                      infer_dtype_name(Y->dtype));
+                      infer_dtype_name(y));
   int64_t xl[2] = {X->dims[1], X->dims[2]}, kl[2] = {W->dims[1], W->dims[2]};
   win_geom g;
   TRY(win_geom_forward(&fp->conv.w, 2, xl, kl, false, "Int8Conv", &g));
@@ -82,7 +94,7 @@ static infer_status int8_problem(const cuda_exec *x, const node *n, const fused_
   q->dil_h = (int)g.d[1];
   q->dil_w = (int)g.d[2];
   q->channels_last = true;
-  q->kdt = Y->dtype == INFER_DTYPE_FLOAT16 ? K_F16 : K_F32;
+  q->kdt = y == INFER_DTYPE_FLOAT16 ? K_F16 : K_F32;
   q->precision = x->precision;
   q->act = fp->act;
   q->alpha = fp->alpha;
@@ -135,14 +147,35 @@ static infer_status dequant_prepare(const cuda_exec *x, const tensor *const *in,
   return INFER_OK;
 }
 
+/* 1 / y_scale per output channel on the device, for the graph that writes int8 Y. */
+static infer_status make_y_inv(int8_state *s, int k) {
+  float *h = malloc(sizeof(float) * (size_t)k);
+  if (!h) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int c = 0; c < k; c++) h[c] = 1.0f / s->y_scale;
+  cudaError_t e = cudaMalloc((void **)&s->y_inv, sizeof(float) * (size_t)k);
+  if (e == cudaSuccess)
+    e = cudaMemcpy(s->y_inv, h, sizeof(float) * (size_t)k, cudaMemcpyHostToDevice);
+  free(h);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "Int8Conv: no device memory for its scale");
+  }
+  return INFER_OK;
+}
+
 static infer_status int8_prepare(const cuda_exec *x, const node *n, const void *params,
                                  const tensor *const *in, const tensor *const *host_in,
                                  tensor *const *out, void **state, int64_t *ws_bytes) {
+  const int8_conv_params *ip = params;
   const tensor *hs = host_in[2];
   if (!hs || hs->rank != 1 || !dtype_is_float(hs->dtype))
     return infer_fail(INFER_ERR_UNSUPPORTED, "Int8Conv on the GPU: S must be a constant");
+  const bool y8 = ip->y_scale > 0;
+  if (y8 && out[0]->dtype != INFER_DTYPE_INT8)
+    return infer_fail(INFER_ERR_INTERNAL, "Int8Conv: y_scale with a %s output",
+                      infer_dtype_name(out[0]->dtype));
   conv_problem q;
-  TRY(int8_problem(x, n, params, in, out[0], &q));
+  TRY(int8_problem(x, n, &ip->f, in, out[0], y8 ? in[2]->dtype : out[0]->dtype, &q));
   if (hs->dims[0] != q.k)
     return infer_fail(INFER_ERR_INVALID_MODEL, "Int8Conv: S has %lld entries for %d channels",
                       (long long)hs->dims[0], q.k);
@@ -164,10 +197,32 @@ static infer_status int8_prepare(const cuda_exec *x, const node *n, const void *
     return infer_fail(INFER_ERR_OUT_OF_MEMORY, "Int8Conv: no device memory for its scale");
   }
   q.scale_dev = s->scale;
-  infer_status st = conv_alt_cudnn_graph.prepare(x, &q, &s->alt_state, ws_bytes);
+  s->y_scale = ip->y_scale;
+  infer_status st = INFER_ERR_UNSUPPORTED;
+  char why8[160] = "";
+  if (y8) { /* int8 Y from the graph itself, where cuDNN takes that */
+    TRY(make_y_inv(s, q.k));
+    conv_problem q8 = q;
+    q8.y_int8 = true;
+    q8.y_inv_dev = s->y_inv;
+    st = conv_alt_cudnn_graph.prepare(x, &q8, &s->alt_state, ws_bytes);
+    if (st == INFER_OK) return INFER_OK;
+    if (st != INFER_ERR_UNSUPPORTED) return st;
+    snprintf(why8, sizeof why8, "%s", infer_last_error());
+    /* else the float result, then our QuantizeLinear kernel */
+    s->quantize_after = true;
+    s->kdt_float = q.kdt;
+    s->y_count = dims_count(out[0]->rank, out[0]->dims);
+    s->y_bytes = (s->y_count * (q.kdt == K_F16 ? 2 : 4) + 255) / 256 * 256;
+  }
+  int64_t alt_ws = 0;
+  st = conv_alt_cudnn_graph.prepare(x, &q, &s->alt_state, &alt_ws);
   if (st == INFER_ERR_UNSUPPORTED && q.kdt == K_F16) {
-    snprintf(s->impl, sizeof s->impl, "cudnn-graph-dequant (int8: %s)", infer_last_error());
-    st = dequant_prepare(x, in, host_in, &q, s, ws_bytes);
+    snprintf(s->impl, sizeof s->impl, "cudnn-graph-dequant%s (int8: %s)",
+             s->quantize_after ? "+quantize" : "", infer_last_error());
+    st = dequant_prepare(x, in, host_in, &q, s, &alt_ws); /* X's copy, then the graph's */
+  } else if (st == INFER_OK && s->quantize_after) {
+    snprintf(s->impl, sizeof s->impl, "cudnn-graph-int8+quantize (int8 output: %s)", why8);
   }
   if (st != INFER_OK) { /* the message names the problem and the way out */
     char why[256];
@@ -176,6 +231,9 @@ static infer_status int8_prepare(const cuda_exec *x, const node *n, const void *
                       "config int8=0 runs it on dequantized floats", q.r, q.s, q.c, q.k,
                       q.stride_h, why);
   }
+  /* the workspace: [X's float16 copy (dequant)] [the float result (quantize_after)] [the
+   * graph's]; alt_ws holds the first and the last */
+  *ws_bytes = alt_ws + s->y_bytes;
   return INFER_OK;
 }
 
@@ -185,26 +243,41 @@ static infer_status int8_run(const cuda_exec *x, const node *n, const void *para
   const int8_state *s = state;
   const void *bias = n->n_inputs > 3 && in[3] ? in[3]->data : NULL;
   const void *z = n->n_inputs > 4 && in[4] ? in[4]->data : NULL;
-  if (!s->w16)
-    return conv_alt_cudnn_graph.run(x, s->alt_state, in[0]->data, in[1]->data, bias, z,
-                                    out[0]->data, x->ws);
-  /* the float16 fallback: X's integers as float16 into the workspace first */
-  k_quant_layout l;
-  memset(&l, 0, sizeof l);
-  l.dim = l.inner = l.block = 1;
-  l.count = s->x_count;
-  l.params_in_args = 1;
-  l.scale0 = 1.0f;
+  cudaStream_t st = (cudaStream_t)x->stream;
   char *ws = x->ws;
-  CUDA_LAUNCH_TRY(k_dequantize(K_I8, in[0]->data, K_F16, ws, NULL, NULL, &l,
-                               (cudaStream_t)x->stream));
-  return conv_alt_cudnn_graph.run(x, s->alt_state, ws, s->w16, bias, z, out[0]->data,
-                                  ws + s->x_bytes);
+  const void *xin = in[0]->data, *w = in[1]->data;
+  if (s->w16) { /* the float16 fallback: X's integers as float16 into the workspace first */
+    k_quant_layout l;
+    memset(&l, 0, sizeof l);
+    l.dim = l.inner = l.block = 1;
+    l.count = s->x_count;
+    l.params_in_args = 1;
+    l.scale0 = 1.0f;
+    CUDA_LAUNCH_TRY(k_dequantize(K_I8, in[0]->data, K_F16, ws, NULL, NULL, &l, st));
+    xin = ws;
+    w = s->w16;
+    ws += s->x_bytes;
+  }
+  void *y = s->quantize_after ? (void *)ws : out[0]->data;
+  char *alt_ws = s->quantize_after ? ws + s->y_bytes : ws;
+  TRY(conv_alt_cudnn_graph.run(x, s->alt_state, xin, w, bias, z, y, alt_ws));
+  if (s->quantize_after) { /* QuantizeLinear per tensor, zero point 0, into int8 Y */
+    k_quant_layout l;
+    memset(&l, 0, sizeof l);
+    l.dim = l.inner = l.block = 1;
+    l.count = s->y_count;
+    l.params_in_args = 1;
+    l.scale0 = s->y_scale;
+    l.lo = -128;
+    l.hi = 127;
+    CUDA_LAUNCH_TRY(k_quantize(s->kdt_float, y, K_I8, out[0]->data, NULL, NULL, &l, st));
+  }
+  return INFER_OK;
 }
 
 static const char *int8_impl(const void *state) {
   const int8_state *s = state;
-  return s && s->w16 ? s->impl : "cudnn-graph-int8";
+  return s && (s->w16 || s->quantize_after) ? s->impl : "cudnn-graph-int8";
 }
 
 static const cuda_op cuda_int8_conv = {.name = "Int8Conv", .domain = "infer",
