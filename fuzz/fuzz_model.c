@@ -3,8 +3,9 @@
  * beside it), loaded and built for the CPU under a 256 MiB host memory limit, and, when
  * the build succeeds with static shapes and at most FUZZ_MAX_FLOPS of arithmetic, run
  * once on zeroed inputs. A model that loads is loaded, built and run a second time with
- * the opt-in rewrites on (config int8=1: the int8-conv pass and Int8Conv), which the
- * default options never reach. Any status is fine; a crash, a sanitizer report, a leak or
+ * the opt-in rewrites on (config int8=1: the int8-conv pass and Int8Conv) and the
+ * channels-last pass every fp16 GPU build runs (channels_last=1: on the CPU its
+ * reference path), which the default CPU options never reach. Any status is fine; a crash, a sanitizer report, a leak or
  * an allocation past libFuzzer's -malloc_limit_mb is a finding. */
 #include <stdint.h>
 #include <stdio.h>
@@ -38,7 +39,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   infer_options_set_batch(opts_opt_in, 2);
   infer_options_set_memory_limit(opts_opt_in, FUZZ_HOST_LIMIT, FUZZ_HOST_LIMIT);
   infer_options_set_log(opts_opt_in, silent, NULL);
-  if (infer_options_set_config(opts_opt_in, "int8", "1") != INFER_OK) abort();
+  if (infer_options_set_config(opts_opt_in, "int8", "1") != INFER_OK ||
+      infer_options_set_config(opts_opt_in, "channels_last", "1") != INFER_OK)
+    abort();
   return 0;
 }
 
