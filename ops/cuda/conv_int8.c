@@ -55,6 +55,18 @@ static void int8_release(void *p) {
   free(s);
 }
 
+/* bytes of host data h into a new device allocation *dev (build time); what names it in
+ * the out-of-memory message. */
+static infer_status upload(const void *h, size_t bytes, void **dev, const char *what) {
+  cudaError_t e = cudaMalloc(dev, bytes);
+  if (e == cudaSuccess) e = cudaMemcpy(*dev, h, bytes, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "Int8Conv: no device memory for its %s", what);
+  }
+  return INFER_OK;
+}
+
 /* The conv_problem of this node: X N x H x W x C, W K x R x S x C, Y N x OH x OW x K;
  * y (the float result's dtype) is Y's, or S's where Y is int8 (y_scale). */
 static infer_status int8_problem(const cuda_exec *x, const node *n, const fused_conv_params *fp,
@@ -128,14 +140,9 @@ static infer_status dequant_prepare(const cuda_exec *x, const tensor *const *in,
     float sc = (float)tensor_get_f64(hs, c);
     for (int64_t i = 0; i < per; i++) h[c * per + i] = float_to_half((float)wq[c * per + i] * sc);
   }
-  cudaError_t e = cudaMalloc(&s->w16, sizeof(uint16_t) * (size_t)nw);
-  if (e == cudaSuccess)
-    e = cudaMemcpy(s->w16, h, sizeof(uint16_t) * (size_t)nw, cudaMemcpyHostToDevice);
+  infer_status st = upload(h, sizeof(uint16_t) * (size_t)nw, &s->w16, "weights");
   free(h);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "Int8Conv: no device memory for its weights");
-  }
+  TRY(st);
   q->int8 = false;
   q->scale_dev = NULL;
   q->w_dev = s->w16;
@@ -152,15 +159,9 @@ static infer_status make_y_inv(int8_state *s, int k) {
   float *h = malloc(sizeof(float) * (size_t)k);
   if (!h) return infer_fail(INFER_ERR_OUT_OF_MEMORY, "out of memory");
   for (int c = 0; c < k; c++) h[c] = 1.0f / s->y_scale;
-  cudaError_t e = cudaMalloc((void **)&s->y_inv, sizeof(float) * (size_t)k);
-  if (e == cudaSuccess)
-    e = cudaMemcpy(s->y_inv, h, sizeof(float) * (size_t)k, cudaMemcpyHostToDevice);
+  infer_status st = upload(h, sizeof(float) * (size_t)k, (void **)&s->y_inv, "output scale");
   free(h);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "Int8Conv: no device memory for its scale");
-  }
-  return INFER_OK;
+  return st;
 }
 
 static infer_status int8_prepare(const cuda_exec *x, const node *n, const void *params,
@@ -188,17 +189,11 @@ static infer_status int8_prepare(const cuda_exec *x, const node *n, const void *
   }
   *state = s;
   for (int c = 0; c < q.k; c++) h[c] = (float)tensor_get_f64(hs, c);
-  cudaError_t e = cudaMalloc((void **)&s->scale, sizeof(float) * (size_t)q.k);
-  if (e == cudaSuccess)
-    e = cudaMemcpy(s->scale, h, sizeof(float) * (size_t)q.k, cudaMemcpyHostToDevice);
+  infer_status st = upload(h, sizeof(float) * (size_t)q.k, (void **)&s->scale, "scale");
   free(h);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return infer_fail(INFER_ERR_OUT_OF_MEMORY, "Int8Conv: no device memory for its scale");
-  }
+  TRY(st);
   q.scale_dev = s->scale;
   s->y_scale = ip->y_scale;
-  infer_status st = INFER_ERR_UNSUPPORTED;
   char why8[160] = "";
   if (y8) { /* int8 Y from the graph itself, where cuDNN takes that */
     TRY(make_y_inv(s, q.k));
