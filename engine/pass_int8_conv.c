@@ -17,8 +17,8 @@
  * It is rewritten in place to Int8Conv(xq, q, S = sx * sw, [B], [Z]) with its own
  * attributes. Where its output's only reader is a per-tensor QuantizeLinear to int8 with
  * zero point 0, the Int8Conv takes that scale (y_scale) and writes the quantized output
- * itself (absorb_quantize). The DequantizeLinear stays for its other readers (remove-dead drops it
- * otherwise). Where nothing matches (uint8 or asymmetric activations, other weight
+ * itself (absorb_quantize). The DequantizeLinear stays for its other readers
+ * (remove-dead drops it otherwise). Where nothing matches (uint8 or asymmetric activations, other weight
  * scales) the model runs as before: dequantized to float. */
 #include <math.h>
 #include <stdlib.h>
@@ -150,10 +150,8 @@ static infer_status absorb_quantize(graph *g, int i, int *readers, int *absorbed
   if (!pass_node_is(q, "QuantizeLinear") || q->n_inputs < 3 || q->inputs[0] != y ||
       q->n_outputs != 1 || q->outputs[0] < 0 || q->inputs[1] < 0 || q->inputs[2] < 0)
     return INFER_OK;
-  int64_t block = 0, sat = 1;
-  if (attr_get_int(q, "block_size", 0, &block) != INFER_OK || block != 0 ||
-      attr_get_int(q, "saturate", 1, &sat) != INFER_OK)
-    return INFER_OK;
+  int64_t block = 0; /* (saturate concerns float8 outputs only) */
+  if (attr_get_int(q, "block_size", 0, &block) != INFER_OK || block != 0) return INFER_OK;
   double scale, zp;
   const value *yq = &g->values[q->outputs[0]];
   if (g->values[q->inputs[1]].t.dtype != INFER_DTYPE_FLOAT32 || !const_scalar(g, q, 1, &scale) ||

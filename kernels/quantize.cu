@@ -1,6 +1,6 @@
 // quantize.cu: QuantizeLinear / DequantizeLinear (quantize.h). One thread an element,
-// or 8 (per tensor); the division is IEEE (__fdiv_rn: the build may use fast math), rounding half to even
-// (rintf), as the CPU reference.
+// or 8 (per tensor); the division is IEEE (__fdiv_rn: the build may use fast math),
+// rounding half to even (rintf), as the CPU reference.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

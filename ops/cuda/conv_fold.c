@@ -83,17 +83,23 @@ static infer_status fold_prepare(const cuda_exec *x, const conv_problem *p, bool
   fold_geom wg;        /* the filters' folding: k images of r x s pixels, no padding */
   if (s2d) {
     const int a = ceil_div(p->r, p->stride_h), b = ceil_div(p->s, p->stride_w);
-    s->x = (fold_geom){p->n, p->h, p->w, p->c, p->stride_h, p->stride_w, p->stride_h,
-                       p->stride_w, p->pad_h, p->pad_w, p->out_h + a - 1, p->out_w + b - 1, 0};
-    wg = (fold_geom){p->k, p->r, p->s, p->c, p->stride_h, p->stride_w, p->stride_h,
-                     p->stride_w, 0, 0, a, b, 0};
+    s->x = (fold_geom){.n = p->n, .h = p->h, .w = p->w, .c = p->c,
+                       .fh = p->stride_h, .fw = p->stride_w,
+                       .step_h = p->stride_h, .step_w = p->stride_w,
+                       .ph = p->pad_h, .pw = p->pad_w,
+                       .hs = p->out_h + a - 1, .ws = p->out_w + b - 1};
+    wg = (fold_geom){.n = p->k, .h = p->r, .w = p->s, .c = p->c,
+                     .fh = p->stride_h, .fw = p->stride_w,
+                     .step_h = p->stride_h, .step_w = p->stride_w, .hs = a, .ws = b};
     q.r = a;
     q.s = b;
     q.stride_h = q.stride_w = 1;
   } else {
-    s->x = (fold_geom){p->n, p->h, p->w, p->c, 1, p->s, 1, p->stride_w, p->pad_h, p->pad_w,
-                       p->h + 2 * p->pad_h, p->out_w, 0};
-    wg = (fold_geom){p->k, p->r, p->s, p->c, 1, p->s, 1, p->s, 0, 0, p->r, 1, 0};
+    s->x = (fold_geom){.n = p->n, .h = p->h, .w = p->w, .c = p->c, .fh = 1, .fw = p->s,
+                       .step_h = 1, .step_w = p->stride_w, .ph = p->pad_h, .pw = p->pad_w,
+                       .hs = p->h + 2 * p->pad_h, .ws = p->out_w};
+    wg = (fold_geom){.n = p->k, .h = p->r, .w = p->s, .c = p->c, .fh = 1, .fw = p->s,
+                     .step_h = 1, .step_w = p->s, .hs = p->r, .ws = 1};
     q.s = 1;
     q.stride_w = 1;
   }

@@ -67,6 +67,20 @@ static infer_status upload(const void *h, size_t bytes, void **dev, const char *
   return INFER_OK;
 }
 
+/* A per-tensor QuantizeLinear / DequantizeLinear layout of count elements, its scale in
+ * the arguments and zero point 0 (kernels/quantize.h); lo / hi: the quantized range. */
+static k_quant_layout per_tensor(int64_t count, float scale, int32_t lo, int32_t hi) {
+  k_quant_layout l;
+  memset(&l, 0, sizeof l);
+  l.dim = l.inner = l.block = 1;
+  l.count = count;
+  l.params_in_args = 1;
+  l.scale0 = scale;
+  l.lo = lo;
+  l.hi = hi;
+  return l;
+}
+
 /* The conv_problem of this node: X N x H x W x C, W K x R x S x C, Y N x OH x OW x K;
  * y (the float result's dtype) is Y's, or S's where Y is int8 (y_scale). */
 static infer_status int8_problem(const cuda_exec *x, const node *n, const fused_conv_params *fp,
@@ -242,12 +256,7 @@ static infer_status int8_run(const cuda_exec *x, const node *n, const void *para
   char *ws = x->ws;
   const void *xin = in[0]->data, *w = in[1]->data;
   if (s->w16) { /* the float16 fallback: X's integers as float16 into the workspace first */
-    k_quant_layout l;
-    memset(&l, 0, sizeof l);
-    l.dim = l.inner = l.block = 1;
-    l.count = s->x_count;
-    l.params_in_args = 1;
-    l.scale0 = 1.0f;
+    const k_quant_layout l = per_tensor(s->x_count, 1.0f, 0, 0);
     CUDA_LAUNCH_TRY(k_dequantize(K_I8, in[0]->data, K_F16, ws, NULL, NULL, &l, st));
     xin = ws;
     w = s->w16;
@@ -257,14 +266,7 @@ static infer_status int8_run(const cuda_exec *x, const node *n, const void *para
   char *alt_ws = s->quantize_after ? ws + s->y_bytes : ws;
   TRY(conv_alt_cudnn_graph.run(x, s->alt_state, xin, w, bias, z, y, alt_ws));
   if (s->quantize_after) { /* QuantizeLinear per tensor, zero point 0, into int8 Y */
-    k_quant_layout l;
-    memset(&l, 0, sizeof l);
-    l.dim = l.inner = l.block = 1;
-    l.count = s->y_count;
-    l.params_in_args = 1;
-    l.scale0 = s->y_scale;
-    l.lo = -128;
-    l.hi = 127;
+    const k_quant_layout l = per_tensor(s->y_count, s->y_scale, -128, 127);
     CUDA_LAUNCH_TRY(k_quantize(s->kdt_float, y, K_I8, out[0]->data, NULL, NULL, &l, st));
   }
   return INFER_OK;
